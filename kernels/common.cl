@@ -1,0 +1,108 @@
+/* Sort words and the compare-exchange every network is built from.
+ *
+ * The host compiles this program once per word width, with
+ *   WORD_BITS  32, 64 or 128 (a 128-bit word is (index, key) as ulong2,
+ *              compared by key in .y, then index in .x),
+ *   WG         work-group size of the local kernels,
+ *   EPT        words each work-item keeps in registers (a power of two),
+ * and a tile of TILE = WG * EPT words is what one work-group sorts.
+ *
+ * Every network here sorts ascending.  A block of size B is merged by the
+ * "flip" step (i against B-1-i) followed by half-cleaners (i against i+d),
+ * so every comparator puts the smaller word at the lower index.  Words past
+ * n behave as +infinity that never moves: a comparator whose upper index is
+ * past n is a no-op, so nothing is padded in memory and work-items whose
+ * words all lie past n return at once. */
+
+#define TILE (WG * EPT)
+
+#if WORD_BITS == 32
+typedef uint word_t;
+#define WORD_MAX ((uint)0xffffffffu)
+#define WLESS(a, b) ((a) < (b))
+#define CMPSWAP(a, b) do { word_t lo_ = min(a, b); (b) = max(a, b); (a) = lo_; } while (0)
+#elif WORD_BITS == 64
+typedef ulong word_t;
+#define WORD_MAX ((ulong)0xfffffffffffffffful)
+#define WLESS(a, b) ((a) < (b))
+#define CMPSWAP(a, b) do { word_t lo_ = min(a, b); (b) = max(a, b); (a) = lo_; } while (0)
+#elif WORD_BITS == 128
+typedef ulong2 word_t;
+#define WORD_MAX ((ulong2)(0xfffffffffffffffful, 0xfffffffffffffffful))
+#define WLESS(a, b) ((a).y < (b).y || ((a).y == (b).y && (a).x < (b).x))
+#define CMPSWAP(a, b) do { if (WLESS(b, a)) { word_t t_ = (a); (a) = (b); (b) = t_; } } while (0)
+#else
+#error "WORD_BITS must be 32, 64 or 128"
+#endif
+
+/* Sort r[0..EPT) in registers: the whole flip/half-cleaner network. */
+inline void reg_sort(word_t *r)
+{
+#pragma unroll
+	for (uint b = 2; b <= EPT; b <<= 1) {
+#pragma unroll
+		for (uint i = 0; i < EPT / 2; i++) {
+			const uint lo = (i / (b / 2)) * b + i % (b / 2);
+			const uint hi = (i / (b / 2)) * b + b - 1 - i % (b / 2);
+			CMPSWAP(r[lo], r[hi]);
+		}
+#pragma unroll
+		for (uint d = b / 4; d > 0; d >>= 1) {
+#pragma unroll
+			for (uint i = 0; i < EPT; i++)
+				if (!(i & d))
+					CMPSWAP(r[i], r[i + d]);
+		}
+	}
+}
+
+/* Half-cleaners of distance EPT/2 .. 1 over r[0..EPT). */
+inline void reg_half(word_t *r)
+{
+#pragma unroll
+	for (uint d = EPT / 2; d > 0; d >>= 1) {
+#pragma unroll
+		for (uint i = 0; i < EPT; i++)
+			if (!(i & d))
+				CMPSWAP(r[i], r[i + d]);
+	}
+}
+
+/* Tile of the work-group into local memory, coalesced; words past n read
+ * as +infinity. */
+inline void tile_load(__global const word_t *buf, ulong n, ulong base, __local word_t *tile)
+{
+	const uint lid = get_local_id(0);
+	for (uint e = 0; e < EPT; e++) {
+		const uint i = e * WG + lid;
+		tile[i] = base + i < n ? buf[base + i] : WORD_MAX;
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+inline void tile_store(__global word_t *buf, ulong n, ulong base, __local const word_t *tile)
+{
+	const uint lid = get_local_id(0);
+	for (uint e = 0; e < EPT; e++) {
+		const uint i = e * WG + lid;
+		if (base + i < n)
+			buf[base + i] = tile[i];
+	}
+}
+
+/* Registers <-> this work-item's EPT consecutive words of the tile. */
+inline void regs_from_tile(word_t *r, __local const word_t *tile)
+{
+	const uint first = get_local_id(0) * EPT;
+#pragma unroll
+	for (uint e = 0; e < EPT; e++)
+		r[e] = tile[first + e];
+}
+
+inline void regs_to_tile(const word_t *r, __local word_t *tile)
+{
+	const uint first = get_local_id(0) * EPT;
+#pragma unroll
+	for (uint e = 0; e < EPT; e++)
+		tile[first + e] = r[e];
+}

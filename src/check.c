@@ -1,0 +1,40 @@
+#include "config.h"
+#include "check.h"
+
+#include <stdio.h>
+
+#include "util.h"
+
+int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet)
+{
+	uint64_t prev = 0;
+	bool have_prev = false;
+	size_t i;
+
+	for (i = 0; i < in->count; i++) {
+		const struct in_file *file = &in->files[i];
+		struct enc_cursor c;
+		int rc;
+
+		enc_cursor_init(&c, f, file->data, file->size, file->name);
+		while ((rc = enc_cursor_next(&c)) == 1) {
+			if (have_prev && c.key < prev) {
+				if (quiet)
+					return CLS_E_DISORDER;
+				if (f->fmt == CLS_FMT_KV)
+					msg_err("%s:%llu: disorder: %.*s", file->name,
+						(unsigned long long)c.no, (int)(c.len > 200 ? 200 : c.len),
+						(const char *)c.rec);
+				else
+					msg_err("%s: record %llu: disorder", file->name,
+						(unsigned long long)c.no);
+				return CLS_E_DISORDER;
+			}
+			prev = c.key;
+			have_prev = true;
+		}
+		if (rc < 0)
+			return CLS_E_FAIL;
+	}
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* clsort: shared types of the sort pipeline: options, status codes. */
+#ifndef CLSORT_H
+#define CLSORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses, as sort(1). */
+enum cls_exit { CLS_EXIT_OK = 0, CLS_EXIT_DISORDER = 1, CLS_EXIT_ERROR = 2 };
+
+/* Return codes of the engine: 0 or negative.  Each module prints its own
+ * message before returning an error; main only maps codes to statuses. */
+enum cls_err {
+	CLS_OK = 0,
+	CLS_E_FAIL = -1,	/* error already reported */
+	CLS_E_DISORDER = -2,	/* --check found unsorted input */
+	CLS_E_PIPE = -3,	/* output pipe closed by the reader */
+};
+
+enum cls_format { CLS_FMT_BIN, CLS_FMT_KV };
+enum cls_check { CLS_CHECK_NONE, CLS_CHECK_REPORT, CLS_CHECK_QUIET };
+enum cls_local { CLS_LOCAL_AUTO, CLS_LOCAL_BITONIC, CLS_LOCAL_MERGE };
+
+struct key_type;
+
+struct cls_opts {
+	const struct key_type *key;
+	enum cls_format format;
+	size_t record_size;	/* bin: bytes per record; 0 = the key alone */
+	size_t key_offset;	/* bin: offset of the key inside a record */
+	char separator;		/* kv */
+	bool descending;
+	bool stable;
+	bool skip_bad;
+	enum cls_check check;
+	const char *output;	/* NULL: stdout */
+	const char *device;	/* device spec */
+	bool device_explicit;	/* --device given: never sort on the host */
+	uint64_t buffer_bytes;	/* -S in bytes, 0 = default */
+	double buffer_percent;	/* -S N%, 0 = not given */
+	uint64_t memory_bytes;	/* --memory, 0 = default */
+	const char *tmpdir;
+	uint64_t host_max;	/* sort on the host below this many records */
+	enum cls_local local;
+	unsigned threads;	/* host threads, 0 = online CPUs */
+	int verbose;
+	const char *const *files;
+	size_t nfiles;
+};
+
+#endif

@@ -1,0 +1,542 @@
+#include "config.h"
+#include "device.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clsort.h"
+#include "kernels.h"
+#include "util.h"
+
+static const struct {
+	cl_int code;
+	const char *name;
+} cl_errors[] = {
+#define E(x) { x, #x }
+	E(CL_SUCCESS), E(CL_DEVICE_NOT_FOUND), E(CL_DEVICE_NOT_AVAILABLE),
+	E(CL_COMPILER_NOT_AVAILABLE), E(CL_MEM_OBJECT_ALLOCATION_FAILURE),
+	E(CL_OUT_OF_RESOURCES), E(CL_OUT_OF_HOST_MEMORY),
+	E(CL_PROFILING_INFO_NOT_AVAILABLE), E(CL_MEM_COPY_OVERLAP), E(CL_IMAGE_FORMAT_MISMATCH),
+	E(CL_IMAGE_FORMAT_NOT_SUPPORTED), E(CL_BUILD_PROGRAM_FAILURE), E(CL_MAP_FAILURE),
+	E(CL_MISALIGNED_SUB_BUFFER_OFFSET), E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST),
+	E(CL_COMPILE_PROGRAM_FAILURE), E(CL_LINKER_NOT_AVAILABLE), E(CL_LINK_PROGRAM_FAILURE),
+	E(CL_DEVICE_PARTITION_FAILED), E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
+	E(CL_INVALID_VALUE), E(CL_INVALID_DEVICE_TYPE), E(CL_INVALID_PLATFORM),
+	E(CL_INVALID_DEVICE), E(CL_INVALID_CONTEXT), E(CL_INVALID_QUEUE_PROPERTIES),
+	E(CL_INVALID_COMMAND_QUEUE), E(CL_INVALID_HOST_PTR), E(CL_INVALID_MEM_OBJECT),
+	E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR), E(CL_INVALID_IMAGE_SIZE), E(CL_INVALID_SAMPLER),
+	E(CL_INVALID_BINARY), E(CL_INVALID_BUILD_OPTIONS), E(CL_INVALID_PROGRAM),
+	E(CL_INVALID_PROGRAM_EXECUTABLE), E(CL_INVALID_KERNEL_NAME),
+	E(CL_INVALID_KERNEL_DEFINITION), E(CL_INVALID_KERNEL), E(CL_INVALID_ARG_INDEX),
+	E(CL_INVALID_ARG_VALUE), E(CL_INVALID_ARG_SIZE), E(CL_INVALID_KERNEL_ARGS),
+	E(CL_INVALID_WORK_DIMENSION), E(CL_INVALID_WORK_GROUP_SIZE),
+	E(CL_INVALID_WORK_ITEM_SIZE), E(CL_INVALID_GLOBAL_OFFSET),
+	E(CL_INVALID_EVENT_WAIT_LIST), E(CL_INVALID_EVENT), E(CL_INVALID_OPERATION),
+	E(CL_INVALID_GL_OBJECT), E(CL_INVALID_BUFFER_SIZE), E(CL_INVALID_MIP_LEVEL),
+	E(CL_INVALID_GLOBAL_WORK_SIZE), E(CL_INVALID_PROPERTY), E(CL_INVALID_IMAGE_DESCRIPTOR),
+	E(CL_INVALID_COMPILER_OPTIONS), E(CL_INVALID_LINKER_OPTIONS),
+	E(CL_INVALID_DEVICE_PARTITION_COUNT),
+#undef E
+	{ -1001, "CL_PLATFORM_NOT_FOUND_KHR" },
+};
+
+const char *dev_strerror(cl_int err)
+{
+	static __thread char buf[32];
+	size_t i;
+	for (i = 0; i < sizeof cl_errors / sizeof cl_errors[0]; i++)
+		if (cl_errors[i].code == err)
+			return cl_errors[i].name;
+	snprintf(buf, sizeof buf, "OpenCL error %d", (int)err);
+	return buf;
+}
+
+int dev_fail(const char *what, cl_int err)
+{
+	msg_err("%s: %s", what, dev_strerror(err));
+	return CLS_E_FAIL;
+}
+
+int dev_parse_spec(const char *text, struct dev_spec *spec)
+{
+	unsigned p, d;
+	char tail;
+
+	memset(spec, 0, sizeof *spec);
+	if (!text || !*text)
+		return -1;
+	if (!strcasecmp(text, "auto")) {
+		spec->kind = DEV_AUTO;
+	} else if (!strcasecmp(text, "gpu")) {
+		spec->kind = DEV_GPU;
+	} else if (!strcasecmp(text, "cpu")) {
+		spec->kind = DEV_CPU;
+	} else if (isdigit((unsigned char)text[0]) && strchr(text, ':')) {
+		if (sscanf(text, "%u:%u%c", &p, &d, &tail) != 2)
+			return -1;
+		spec->kind = DEV_INDEX;
+		spec->platform = p;
+		spec->device = d;
+	} else {
+		spec->kind = DEV_NAME;
+		spec->name = text;
+	}
+	return 0;
+}
+
+/* Every device of every platform, flattened. */
+struct dev_entry {
+	cl_platform_id platform;
+	cl_device_id device;
+	unsigned pi, di;
+	cl_device_type type;
+	char name[256];
+	char platform_name[256];
+};
+
+static const char no_platform_help[] =
+	"install an OpenCL driver (Debian: pocl-opencl-icd for the CPU) or register "
+	"an installed one in /etc/OpenCL/vendors (for NVIDIA: echo "
+	"/usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd)";
+
+static int enumerate(struct dev_entry **out, size_t *count)
+{
+	cl_platform_id plats[32];
+	cl_uint np = 0, p;
+	struct dev_entry *list = NULL;
+	size_t n = 0;
+	cl_int err;
+
+	err = clGetPlatformIDs(32, plats, &np);
+	if (err == -1001 || (err == CL_SUCCESS && np == 0)) {
+		msg_err("no OpenCL platform found: %s", no_platform_help);
+		return CLS_E_FAIL;
+	}
+	if (err != CL_SUCCESS)
+		return dev_fail("cannot list OpenCL platforms", err);
+	if (np > 32)
+		np = 32;
+	for (p = 0; p < np; p++) {
+		cl_device_id devs[64];
+		cl_uint nd = 0, d;
+		char pname[256] = "";
+
+		clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+		if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 64, devs, &nd) != CL_SUCCESS)
+			continue;
+		if (nd > 64)
+			nd = 64;
+		for (d = 0; d < nd; d++) {
+			struct dev_entry *grown = realloc(list, (n + 1) * sizeof *list);
+			if (!grown) {
+				free(list);
+				msg_errno(ENOMEM, "cannot list OpenCL devices");
+				return CLS_E_FAIL;
+			}
+			list = grown;
+			list[n].platform = plats[p];
+			list[n].device = devs[d];
+			list[n].pi = p;
+			list[n].di = d;
+			list[n].name[0] = '\0';
+			clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof list[n].name, list[n].name, NULL);
+			clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof list[n].type, &list[n].type, NULL);
+			memcpy(list[n].platform_name, pname, sizeof pname);
+			n++;
+		}
+	}
+	if (n == 0) {
+		free(list);
+		msg_err("OpenCL platforms found, but no device: %s", no_platform_help);
+		return CLS_E_FAIL;
+	}
+	*out = list;
+	*count = n;
+	return 0;
+}
+
+static bool name_matches(const char *name, const char *needle)
+{
+	size_t nl = strlen(needle), i;
+	for (i = 0; name[i]; i++)
+		if (!strncasecmp(name + i, needle, nl))
+			return true;
+	return nl == 0;
+}
+
+/* Index into list of the device spec picks, or -1. */
+static long pick(const struct dev_entry *list, size_t n, const struct dev_spec *spec)
+{
+	size_t i;
+	switch (spec->kind) {
+	case DEV_AUTO:
+		for (i = 0; i < n; i++)
+			if (list[i].type & CL_DEVICE_TYPE_GPU)
+				return (long)i;
+		for (i = 0; i < n; i++)
+			if (list[i].type & CL_DEVICE_TYPE_CPU)
+				return (long)i;
+		return 0;
+	case DEV_GPU:
+	case DEV_CPU:
+		for (i = 0; i < n; i++)
+			if (list[i].type & (spec->kind == DEV_GPU ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU))
+				return (long)i;
+		return -1;
+	case DEV_INDEX:
+		for (i = 0; i < n; i++)
+			if (list[i].pi == spec->platform && list[i].di == spec->device)
+				return (long)i;
+		return -1;
+	case DEV_NAME:
+		for (i = 0; i < n; i++)
+			if (name_matches(list[i].name, spec->name) ||
+			    name_matches(list[i].platform_name, spec->name))
+				return (long)i;
+		return -1;
+	}
+	return -1;
+}
+
+static const char *type_name(cl_device_type t)
+{
+	if (t & CL_DEVICE_TYPE_GPU)
+		return "GPU";
+	if (t & CL_DEVICE_TYPE_CPU)
+		return "CPU";
+	if (t & CL_DEVICE_TYPE_ACCELERATOR)
+		return "accelerator";
+	return "other";
+}
+
+int dev_list(FILE *out)
+{
+	struct dev_entry *list;
+	struct dev_spec autospec = { DEV_AUTO, 0, 0, NULL };
+	size_t n, i;
+	long chosen;
+
+	if (enumerate(&list, &n))
+		return CLS_E_FAIL;
+	chosen = pick(list, n, &autospec);
+	for (i = 0; i < n; i++) {
+		cl_ulong mem = 0, alloc = 0;
+		cl_uint cu = 0;
+		clGetDeviceInfo(list[i].device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+		clGetDeviceInfo(list[i].device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL);
+		clGetDeviceInfo(list[i].device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+		fprintf(out, "%u:%u  %s  [%s]  %s, %llu MiB global memory, %llu MiB max allocation, %u compute units%s\n",
+			list[i].pi, list[i].di, list[i].name, list[i].platform_name,
+			type_name(list[i].type), (unsigned long long)(mem >> 20),
+			(unsigned long long)(alloc >> 20), cu, (long)i == chosen ? "  (auto)" : "");
+	}
+	free(list);
+	return 0;
+}
+
+int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
+{
+	struct dev_entry *list;
+	struct dev_spec spec;
+	size_t n;
+	long i;
+	cl_int err;
+	char drv[128] = "", dver[128] = "";
+
+	memset(d, 0, sizeof *d);
+	if (dev_parse_spec(spec_text, &spec)) {
+		msg_err("invalid device '%s': use auto, gpu, cpu, P:D or part of a device name",
+			spec_text ? spec_text : "");
+		return CLS_E_FAIL;
+	}
+	if (enumerate(&list, &n))
+		return CLS_E_FAIL;
+	i = pick(list, n, &spec);
+	if (i < 0) {
+		size_t j;
+		char found[1024];
+		int len = 0;
+		for (j = 0; j < n && len < (int)sizeof found - 1; j++)
+			len += snprintf(found + len, sizeof found - (size_t)len, "%s%u:%u %s (%s)",
+					j ? ", " : "", list[j].pi, list[j].di, list[j].name,
+					type_name(list[j].type));
+		msg_err("no OpenCL device matches '%s'; found: %s", spec_text, found);
+		free(list);
+		return CLS_E_FAIL;
+	}
+	d->platform = list[i].platform;
+	d->device = list[i].device;
+	d->pi = list[i].pi;
+	d->di = list[i].di;
+	d->type = list[i].type;
+	memcpy(d->name, list[i].name, sizeof d->name);
+	memcpy(d->platform_name, list[i].platform_name, sizeof d->platform_name);
+	free(list);
+
+	clGetDeviceInfo(d->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL);
+	clGetDeviceInfo(d->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL);
+	clGetDeviceInfo(d->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL);
+	clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_wg, &d->max_wg, NULL);
+	clGetDeviceInfo(d->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units, NULL);
+	clGetDeviceInfo(d->device, CL_DRIVER_VERSION, sizeof drv, drv, NULL);
+	clGetDeviceInfo(d->device, CL_DEVICE_VERSION, sizeof dver, dver, NULL);
+	snprintf(d->version, sizeof d->version, "%s / %s", dver, drv);
+
+	d->context = clCreateContext(NULL, 1, &d->device, NULL, NULL, &err);
+	if (!d->context)
+		return dev_fail("cannot create an OpenCL context", err);
+	d->profiling = profiling;
+	d->queue = clCreateCommandQueue(d->context, d->device,
+					profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+	if (!d->queue) {
+		clReleaseContext(d->context);
+		d->context = NULL;
+		return dev_fail("cannot create an OpenCL command queue", err);
+	}
+	msg_info(1, "device %u:%u %s [%s], %s", d->pi, d->di, d->name, d->platform_name, d->version);
+	return 0;
+}
+
+void dev_close(struct dev_ctx *d)
+{
+	if (d->queue)
+		clReleaseCommandQueue(d->queue);
+	if (d->context)
+		clReleaseContext(d->context);
+	d->queue = NULL;
+	d->context = NULL;
+}
+
+/* --- program build and binary cache --------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t i;
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+	return fnv1a(h, s, strlen(s) + 1);
+}
+
+static const char cache_magic[8] = { 'C', 'L', 'S', 'O', 'R', 'T', 'B', '1' };
+
+struct cache_header {
+	char magic[8];
+	uint64_t key;
+	uint64_t size;
+	uint64_t sum;
+};
+
+/* Cache file path for key, or 0 chars when no cache directory can be had. */
+static int cache_path(char *path, size_t size, uint64_t key, bool make_dir)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[4096];
+
+	if (getenv("CLSORT_NO_CACHE"))
+		return -1;
+	if (xdg && *xdg)
+		snprintf(dir, sizeof dir, "%s", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof dir, "%s/.cache", home);
+	else
+		return -1;
+	if (make_dir)
+		mkdir(dir, 0755);
+	if ((size_t)snprintf(path, size, "%s/clsort", dir) >= size)
+		return -1;
+	if (make_dir)
+		mkdir(path, 0755);
+	if ((size_t)snprintf(path, size, "%s/clsort/%016llx.bin", dir, (unsigned long long)key) >= size)
+		return -1;
+	return 0;
+}
+
+/* A program from the cache entry for key, or NULL when there is none or
+ * it does not load and build. */
+static cl_program cache_load(struct dev_ctx *d, uint64_t key, const char *options)
+{
+	char path[4096];
+	struct cache_header h;
+	unsigned char *bin = NULL;
+	cl_program prog = NULL;
+	cl_int err, status;
+	struct stat st;
+	int fd;
+
+	if (cache_path(path, sizeof path, key, false))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || read_full(fd, &h, sizeof h) != (ssize_t)sizeof h ||
+	    memcmp(h.magic, cache_magic, 8) || h.key != key ||
+	    h.size != (uint64_t)st.st_size - sizeof h || h.size == 0)
+		goto out;
+	bin = malloc(h.size);
+	if (!bin || read_full(fd, bin, h.size) != (ssize_t)h.size ||
+	    fnv1a(0xcbf29ce484222325ull, bin, h.size) != h.sum)
+		goto out;
+	{
+		const unsigned char *bins[1] = { bin };
+		size_t size = h.size;
+		prog = clCreateProgramWithBinary(d->context, 1, &d->device, &size, bins, &status, &err);
+	}
+	if (prog && (err != CL_SUCCESS || status != CL_SUCCESS ||
+		     clBuildProgram(prog, 1, &d->device, options, NULL, NULL) != CL_SUCCESS)) {
+		clReleaseProgram(prog);
+		prog = NULL;
+	}
+out:
+	if (!prog)
+		msg_info(2, "no usable program cache entry %s", path);
+	free(bin);
+	close(fd);
+	return prog;
+}
+
+/* Store the program's binary; failures only cost the next run a build. */
+static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
+{
+	char path[4096], tmp[4200];
+	struct cache_header h;
+	unsigned char *bin = NULL;
+	size_t size = 0;
+	int fd;
+
+	if (cache_path(path, sizeof path, key, true))
+		return;
+	if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+	    size == 0 || !(bin = malloc(size)))
+		goto out;
+	{
+		unsigned char *bins[1] = { bin };
+		if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS)
+			goto out;
+	}
+	memcpy(h.magic, cache_magic, 8);
+	h.key = key;
+	h.size = size;
+	h.sum = fnv1a(0xcbf29ce484222325ull, bin, size);
+	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto out;
+	if (write_full(fd, &h, sizeof h) || write_full(fd, bin, size) || close(fd) ||
+	    rename(tmp, path))
+		unlink(tmp);
+out:
+	free(bin);
+}
+
+/* Kernel sources: embedded, or from $CLSORT_KERNEL_DIR for kernel work. */
+static int load_sources(const char **texts, size_t *lens, size_t *count, char **owned)
+{
+	const char *dir = getenv("CLSORT_KERNEL_DIR");
+	size_t i;
+
+	for (i = 0; kernel_sources[i].name; i++) {
+		texts[i] = kernel_sources[i].text;
+		lens[i] = kernel_sources[i].len;
+		owned[i] = NULL;
+		if (dir && *dir) {
+			char path[4096];
+			struct stat st;
+			int fd;
+			snprintf(path, sizeof path, "%s/%s", dir, kernel_sources[i].name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || fstat(fd, &st) || !(owned[i] = malloc((size_t)st.st_size + 1)) ||
+			    read_full(fd, owned[i], (size_t)st.st_size) != st.st_size) {
+				msg_errno(errno, "%s", path);
+				if (fd >= 0)
+					close(fd);
+				while (i + 1 > 0) {
+					free(owned[i]);
+					if (i-- == 0)
+						break;
+				}
+				return CLS_E_FAIL;
+			}
+			close(fd);
+			owned[i][st.st_size] = '\0';
+			texts[i] = owned[i];
+			lens[i] = (size_t)st.st_size;
+		}
+	}
+	*count = i;
+	return 0;
+}
+
+int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
+{
+	const char *texts[16];
+	size_t lens[16], count, i;
+	char *owned[16];
+	uint64_t key = 0xcbf29ce484222325ull;
+	cl_program prog;
+	cl_int err;
+	double t0 = now_sec();
+	int rc = CLS_E_FAIL;
+
+	if (load_sources(texts, lens, &count, owned))
+		return CLS_E_FAIL;
+	key = fnv1a_str(key, PACKAGE_VERSION);
+	key = fnv1a_str(key, options);
+	key = fnv1a_str(key, d->platform_name);
+	key = fnv1a_str(key, d->name);
+	key = fnv1a_str(key, d->version);
+	for (i = 0; i < count; i++)
+		key = fnv1a(key, texts[i], lens[i]);
+
+	prog = cache_load(d, key, options);
+	if (prog) {
+		msg_info(2, "program loaded from cache in %.3f s", now_sec() - t0);
+		*program = prog;
+		rc = 0;
+		goto out;
+	}
+	prog = clCreateProgramWithSource(d->context, (cl_uint)count, texts, lens, &err);
+	if (!prog) {
+		dev_fail("cannot create the OpenCL program", err);
+		goto out;
+	}
+	err = clBuildProgram(prog, 1, &d->device, options, NULL, NULL);
+	if (err != CL_SUCCESS) {
+		size_t size = 0;
+		char *log;
+		clGetProgramBuildInfo(prog, d->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+		log = malloc(size + 1);
+		if (log) {
+			log[0] = '\0';
+			clGetProgramBuildInfo(prog, d->device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+			log[size] = '\0';
+			fprintf(stderr, "%s\n", log);
+			free(log);
+		}
+		msg_err("building the kernels for %s failed (%s), options: %s", d->name,
+			dev_strerror(err), options);
+		clReleaseProgram(prog);
+		goto out;
+	}
+	msg_info(2, "program built in %.3f s", now_sec() - t0);
+	cache_store(d, prog, key);
+	*program = prog;
+	rc = 0;
+out:
+	for (i = 0; i < count; i++)
+		free(owned[i]);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/* OpenCL platforms and devices: choosing one from a spec, listing them,
+ * contexts, queues and program builds (with a binary cache). */
+#ifndef CLSORT_DEVICE_H
+#define CLSORT_DEVICE_H
+
+#include <CL/cl.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+enum dev_spec_kind { DEV_AUTO, DEV_GPU, DEV_CPU, DEV_INDEX, DEV_NAME };
+
+struct dev_spec {
+	enum dev_spec_kind kind;
+	unsigned platform, device;	/* DEV_INDEX */
+	const char *name;		/* DEV_NAME: case-insensitive substring */
+};
+
+/* Parse "auto", "gpu", "cpu", "P:D" or a name substring; -1 if empty or
+ * malformed (a bad "P:D"). */
+int dev_parse_spec(const char *text, struct dev_spec *spec);
+
+struct dev_ctx {
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context context;
+	cl_command_queue queue;
+	bool profiling;
+	char name[256];
+	char platform_name[256];
+	char version[256];	/* device and driver version, for cache keys */
+	cl_device_type type;
+	cl_ulong global_mem;
+	cl_ulong max_alloc;
+	cl_ulong local_mem;
+	size_t max_wg;
+	cl_uint compute_units;
+	unsigned pi, di;	/* indices, as -L prints them */
+};
+
+/* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */
+const char *dev_strerror(cl_int err);
+
+/* Print every platform and device on out, marking the one "auto" picks.
+ * Returns 0 or CLS_E_FAIL after a message. */
+int dev_list(FILE *out);
+
+/* Open the device spec selects, with a context and an in-order queue
+ * (profiling on when asked).  0 or CLS_E_FAIL after a message saying what
+ * was found. */
+int dev_open(struct dev_ctx *d, const char *spec, bool profiling);
+void dev_close(struct dev_ctx *d);
+
+/* Build the embedded kernels with the given options, from the binary cache
+ * when an entry for this source, options and device exists and loads.
+ * 0 or CLS_E_FAIL after printing the build log. */
+int dev_build(struct dev_ctx *d, const char *options, cl_program *program);
+
+/* Report a failed OpenCL call: "clsort: what: CL_NAME". */
+int dev_fail(const char *what, cl_int err);
+
+#endif

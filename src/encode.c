@@ -1,0 +1,518 @@
+#include "config.h"
+#include "encode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Below this many bytes a job is not worth a thread. */
+#define MIN_JOB_BYTES (1u << 20)
+
+int enc_setup(struct enc_format *f, const struct cls_opts *o)
+{
+	memset(f, 0, sizeof *f);
+	f->fmt = o->format;
+	f->kt = o->key;
+	f->mask = o->descending ? key_mask(o->key) : 0;
+	f->sep = o->separator;
+	f->skip_bad = o->skip_bad;
+	f->threads = o->threads ? o->threads : cpu_count();
+	if (f->fmt == CLS_FMT_BIN) {
+		f->rec_size = o->record_size ? o->record_size : f->kt->width;
+		f->key_off = o->key_offset;
+		if (f->key_off > f->rec_size || f->rec_size - f->key_off < f->kt->width) {
+			msg_err("a %s key at offset %zu does not fit in %zu-byte records",
+				f->kt->name, f->key_off, f->rec_size);
+			return CLS_E_FAIL;
+		}
+		/* Bare invertible keys need no index: the key is the record. */
+		f->indexed = !(f->rec_size == f->kt->width && f->kt->invertible);
+	} else {
+		f->indexed = true;
+	}
+	f->kind = key_word_kind(f->kt, f->indexed);
+	return 0;
+}
+
+int enc_validate(const struct enc_format *f, const struct in_set *in)
+{
+	size_t i;
+	if (f->fmt != CLS_FMT_BIN)
+		return 0;
+	for (i = 0; i < in->count; i++) {
+		const struct in_file *file = &in->files[i];
+		if (file->size % f->rec_size) {
+			msg_err("%s: size %zu is not a multiple of the %zu-byte record size (%zu trailing bytes)",
+				file->name, file->size, f->rec_size, file->size % f->rec_size);
+			return CLS_E_FAIL;
+		}
+	}
+	return 0;
+}
+
+void enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in)
+{
+	memset(p, 0, sizeof *p);
+	p->f = f;
+	p->in = in;
+}
+
+static int add_slice(struct enc_batch *b, const struct in_file *file, size_t off, size_t len,
+		     uint64_t no, size_t records)
+{
+	struct enc_slice *s;
+	if (b->nslices == b->slices_cap) {
+		size_t cap = b->slices_cap ? b->slices_cap * 2 : 8;
+		s = realloc(b->slices, cap * sizeof *s);
+		if (!s) {
+			msg_errno(ENOMEM, "cannot plan a run");
+			return CLS_E_FAIL;
+		}
+		b->slices = s;
+		b->slices_cap = cap;
+	}
+	s = &b->slices[b->nslices++];
+	s->file = file;
+	s->off = off;
+	s->len = len;
+	s->first_no = no;
+	s->first_rec = b->n;
+	b->n += records;
+	return 0;
+}
+
+/* Lines in p[0..len): newlines, plus one for an unterminated last line. */
+static size_t count_lines(const char *p, size_t len)
+{
+	const char *end = p + len, *nl;
+	size_t n = 0;
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		n++;
+		p = nl + 1;
+	}
+	return n + (p < end);
+}
+
+int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
+{
+	const struct enc_format *f = p->f;
+
+	b->nslices = 0;
+	b->n = 0;
+	b->skipped = 0;
+	while (b->n < cap && p->file < p->in->count) {
+		const struct in_file *file = &p->in->files[p->file];
+		size_t left = file->size - p->off, len, records;
+
+		if (left == 0) {
+			p->file++;
+			p->off = 0;
+			p->no = 0;
+			continue;
+		}
+		if (f->fmt == CLS_FMT_BIN) {
+			records = left / f->rec_size;
+			if (records > cap - b->n)
+				records = cap - b->n;
+			len = records * f->rec_size;
+		} else {
+			const char *s = (const char *)file->data + p->off, *end = s + left, *q = s, *nl;
+			records = 0;
+			while (records < cap - b->n && q < end) {
+				nl = memchr(q, '\n', (size_t)(end - q));
+				q = nl ? nl + 1 : end;
+				records++;
+			}
+			len = (size_t)(q - s);
+		}
+		if (add_slice(b, file, p->off, len, p->no, records))
+			return CLS_E_FAIL;
+		p->off += len;
+		p->no += records;
+	}
+	return b->n > 0;
+}
+
+bool enc_plan_done(const struct enc_planner *p)
+{
+	size_t i;
+	for (i = p->file; i < p->in->count; i++)
+		if (p->in->files[i].size > (i == p->file ? p->off : 0))
+			return false;
+	return true;
+}
+
+/* --- words ------------------------------------------------------------- */
+
+static inline void put_word(enum word_kind kind, void *words, size_t i, uint64_t key, size_t idx)
+{
+	switch (kind) {
+	case WORD32:
+		((uint32_t *)words)[i] = (uint32_t)key;
+		break;
+	case WORD64:
+		((uint64_t *)words)[i] = (key << 32) | (uint32_t)idx;
+		break;
+	case WORD128:
+		((struct word128 *)words)[i].hi = key;
+		((struct word128 *)words)[i].lo = idx;
+		break;
+	}
+}
+
+size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
+{
+	if (f->kind == WORD64)
+		return (uint32_t)((const uint64_t *)words)[i];
+	return (size_t)((const struct word128 *)words)[i].lo;
+}
+
+/* --- kv lines ------------------------------------------------------------ */
+
+enum { KV_NOSEP = -10 };
+
+/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOSEP. */
+static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key)
+{
+	const char *sep = memchr(line, f->sep, len);
+	uint64_t raw;
+	int rc;
+
+	if (!sep)
+		return KV_NOSEP;
+	rc = f->kt->parse(line, (size_t)(sep - line), &raw);
+	if (rc == KEY_OK)
+		*key = f->kt->sortable(raw) ^ f->mask;
+	return rc;
+}
+
+/* One-line message for a bad line, the key shown printable and short. */
+static void kv_report(const struct enc_format *f, const char *name, uint64_t line_no,
+		      const char *line, size_t len, int why)
+{
+	char shown[48];
+	const char *sep = memchr(line, f->sep, len);
+	size_t klen = sep ? (size_t)(sep - line) : len, i, n = 0;
+	char sepname[8];
+
+	for (i = 0; i < klen && n < 40; i++)
+		shown[n++] = (line[i] >= 0x20 && line[i] < 0x7f) ? line[i] : '?';
+	if (i < klen) {
+		memcpy(shown + n, "...", 3);
+		n += 3;
+	}
+	shown[n] = '\0';
+	if (f->sep >= 0x20 && f->sep < 0x7f)
+		snprintf(sepname, sizeof sepname, "'%c'", f->sep);
+	else
+		snprintf(sepname, sizeof sepname, "\\x%02x", (unsigned char)f->sep);
+	if (why == KV_NOSEP)
+		msg_err("%s:%llu: no %s separator in line", name, (unsigned long long)line_no, sepname);
+	else if (why == KEY_RANGE)
+		msg_err("%s:%llu: key '%s' out of range for %s", name, (unsigned long long)line_no,
+			shown, f->kt->name);
+	else if (klen == 0)
+		msg_err("%s:%llu: empty key", name, (unsigned long long)line_no);
+	else
+		msg_err("%s:%llu: invalid %s key '%s'", name, (unsigned long long)line_no, shown,
+			f->kt->name);
+}
+
+/* A share of one slice, cut at line boundaries, parsed by one thread. */
+struct kv_job {
+	const struct enc_format *f;
+	const struct enc_slice *slice;
+	const char *start, *end;
+	uint64_t line0;		/* line number in the file of the first line, from 0 */
+	size_t first;		/* index in the run of the first line */
+	size_t lines;		/* lines in [start, end) */
+	size_t good;		/* lines kept */
+	size_t bad;
+	size_t bad_first;	/* line index in the job of the first bad line */
+	int bad_why;
+	struct enc_batch *b;
+};
+
+static void kv_count_job(void *arg)
+{
+	struct kv_job *j = arg;
+	j->lines = count_lines(j->start, (size_t)(j->end - j->start));
+}
+
+static void kv_parse_job(void *arg)
+{
+	struct kv_job *j = arg;
+	const struct enc_format *f = j->f;
+	const char *p = j->start, *nl;
+	size_t i, out = j->first;
+	uint64_t key;
+	int rc;
+
+	for (i = 0; i < j->lines; i++) {
+		size_t len;
+		nl = memchr(p, '\n', (size_t)(j->end - p));
+		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
+		rc = kv_key(f, p, len, &key);
+		if (rc == KEY_OK) {
+			j->b->lines[out].p = p;
+			j->b->lines[out].len = len;
+			put_word(f->kind, j->b->words, out, key, out);
+			out++;
+		} else {
+			if (j->bad++ == 0) {
+				j->bad_first = i;
+				j->bad_why = rc;
+			}
+			if (!f->skip_bad)
+				break;
+		}
+		p = nl ? nl + 1 : j->end;
+	}
+	j->good = out - j->first;
+}
+
+/* Cut each slice into jobs of at least MIN_JOB_BYTES, about threads per
+ * slice.  Returns the job count, or 0 when out of memory. */
+static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, struct kv_job **out)
+{
+	size_t s, n = 0, cap = 0;
+	struct kv_job *jobs = NULL;
+
+	for (s = 0; s < b->nslices; s++) {
+		const struct enc_slice *sl = &b->slices[s];
+		const char *p = (const char *)sl->file->data + sl->off, *end = p + sl->len;
+		size_t want = sl->len / f->threads;
+		if (want < MIN_JOB_BYTES)
+			want = MIN_JOB_BYTES;
+		while (p < end) {
+			const char *cut = (size_t)(end - p) > want ? p + want : end, *nl;
+			if (cut < end) {
+				nl = memchr(cut, '\n', (size_t)(end - cut));
+				cut = nl ? nl + 1 : end;
+			}
+			if (n == cap) {
+				struct kv_job *g;
+				cap = cap ? cap * 2 : 16;
+				g = realloc(jobs, cap * sizeof *jobs);
+				if (!g) {
+					free(jobs);
+					return 0;
+				}
+				jobs = g;
+			}
+			memset(&jobs[n], 0, sizeof jobs[n]);
+			jobs[n].f = f;
+			jobs[n].slice = sl;
+			jobs[n].start = p;
+			jobs[n].end = cut;
+			jobs[n].b = b;
+			n++;
+			p = cut;
+		}
+	}
+	*out = jobs;
+	return n;
+}
+
+/* Run fn over the jobs, threads at a time. */
+static void run_jobs(void (*fn)(void *), void *jobs, size_t size, size_t n, unsigned threads)
+{
+	size_t done = 0;
+	while (done < n) {
+		size_t now = n - done < threads ? n - done : threads;
+		run_parallel(fn, (char *)jobs + done * size, size, (unsigned)now);
+		done += now;
+	}
+}
+
+static int kv_encode(const struct enc_format *f, struct enc_batch *b)
+{
+	struct kv_job *jobs = NULL;
+	size_t nj, i, run = 0, pos;
+	uint64_t line0 = 0;
+	const struct enc_slice *prev = NULL;
+
+	if (b->n == 0)
+		return 0;
+	nj = kv_make_jobs(f, b, &jobs);
+	if (nj == 0) {
+		msg_errno(ENOMEM, "cannot parse the input");
+		return CLS_E_FAIL;
+	}
+	run_jobs(kv_count_job, jobs, sizeof *jobs, nj, f->threads);
+	for (i = 0; i < nj; i++) {
+		if (jobs[i].slice != prev) {
+			prev = jobs[i].slice;
+			line0 = prev->first_no;
+		}
+		jobs[i].line0 = line0;
+		jobs[i].first = run;
+		line0 += jobs[i].lines;
+		run += jobs[i].lines;
+	}
+	run_jobs(kv_parse_job, jobs, sizeof *jobs, nj, f->threads);
+
+	/* Close the gaps skipped lines left, renumbering the indices. */
+	pos = 0;
+	for (i = 0; i < nj; i++) {
+		const struct kv_job *j = &jobs[i];
+		if (j->bad && !f->skip_bad) {
+			const char *p = j->start, *nl;
+			size_t k;
+			for (k = 0; k < j->bad_first; k++)
+				p = memchr(p, '\n', (size_t)(j->end - p)) + 1;
+			nl = memchr(p, '\n', (size_t)(j->end - p));
+			kv_report(f, j->slice->file->name, j->line0 + j->bad_first + 1, p,
+				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why);
+			free(jobs);
+			return CLS_E_FAIL;
+		}
+		if (pos != j->first) {
+			size_t k;
+			memmove(b->lines + pos, b->lines + j->first, j->good * sizeof *b->lines);
+			for (k = 0; k < j->good; k++) {
+				uint64_t key = f->kind == WORD64 ?
+					((uint64_t *)b->words)[j->first + k] >> 32 :
+					((struct word128 *)b->words)[j->first + k].hi;
+				put_word(f->kind, b->words, pos + k, key, pos + k);
+			}
+		}
+		pos += j->good;
+		b->skipped += j->bad;
+	}
+	b->n = pos;
+	free(jobs);
+	return 0;
+}
+
+/* --- bin records ---------------------------------------------------------- */
+
+struct bin_job {
+	const struct enc_format *f;
+	const unsigned char *src;
+	size_t count;
+	size_t first;
+	void *words;
+};
+
+static void bin_job(void *arg)
+{
+	const struct bin_job *j = arg;
+	const struct enc_format *f = j->f;
+	f->kt->encode(j->src + f->key_off, f->rec_size, j->count, f->mask,
+		      (char *)j->words + j->first * word_size(f->kind), f->indexed, (uint32_t)j->first);
+}
+
+static int bin_encode(const struct enc_format *f, struct enc_batch *b)
+{
+	size_t per = b->n / f->threads + 1, s, nj = 0, cap = f->threads + b->nslices;
+	struct bin_job *jobs;
+
+	if (per < MIN_JOB_BYTES / f->rec_size)
+		per = MIN_JOB_BYTES / f->rec_size + 1;
+	jobs = calloc(cap, sizeof *jobs);
+	if (!jobs) {
+		msg_errno(ENOMEM, "cannot encode the input");
+		return CLS_E_FAIL;
+	}
+	for (s = 0; s < b->nslices; s++) {
+		const struct enc_slice *sl = &b->slices[s];
+		size_t recs = sl->len / f->rec_size, done = 0;
+		while (done < recs) {
+			size_t c = recs - done < per ? recs - done : per;
+			if (nj == cap) {
+				struct bin_job *g = realloc(jobs, 2 * cap * sizeof *jobs);
+				if (!g) {
+					free(jobs);
+					msg_errno(ENOMEM, "cannot encode the input");
+					return CLS_E_FAIL;
+				}
+				jobs = g;
+				cap *= 2;
+			}
+			jobs[nj].f = f;
+			jobs[nj].src = sl->file->data + sl->off + done * f->rec_size;
+			jobs[nj].count = c;
+			jobs[nj].first = sl->first_rec + done;
+			jobs[nj].words = b->words;
+			nj++;
+			done += c;
+		}
+	}
+	run_jobs(bin_job, jobs, sizeof *jobs, nj, f->threads);
+	free(jobs);
+	return 0;
+}
+
+int enc_encode(const struct enc_format *f, struct enc_batch *b)
+{
+	return f->fmt == CLS_FMT_KV ? kv_encode(f, b) : bin_encode(f, b);
+}
+
+void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
+		const unsigned char **p, size_t *len)
+{
+	size_t lo = 0, hi = b->nslices;
+
+	if (f->fmt == CLS_FMT_KV) {
+		*p = (const unsigned char *)b->lines[i].p;
+		*len = b->lines[i].len;
+		return;
+	}
+	/* The last slice starting at or before record i. */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (b->slices[mid].first_rec <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*p = b->slices[lo].file->data + b->slices[lo].off + (i - b->slices[lo].first_rec) * f->rec_size;
+	*len = f->rec_size;
+}
+
+/* --- cursors ------------------------------------------------------------- */
+
+void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const void *data,
+		     size_t len, const char *name)
+{
+	memset(c, 0, sizeof *c);
+	c->f = f;
+	c->p = data;
+	c->end = c->p + len;
+	c->name = name;
+}
+
+int enc_cursor_next(struct enc_cursor *c)
+{
+	const struct enc_format *f = c->f;
+
+	for (;;) {
+		const unsigned char *nl;
+		int rc;
+
+		if (c->p >= c->end)
+			return 0;
+		c->no++;
+		c->rec = c->p;
+		if (f->fmt == CLS_FMT_BIN) {
+			c->len = f->rec_size;
+			c->p += f->rec_size;
+			c->key = f->kt->sortable(key_load(f->kt, c->rec + f->key_off)) ^ f->mask;
+			return 1;
+		}
+		nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+		c->len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
+		c->p = nl ? nl + 1 : c->end;
+		rc = kv_key(f, (const char *)c->rec, c->len, &c->key);
+		if (rc == KEY_OK)
+			return 1;
+		if (!f->skip_bad) {
+			kv_report(f, c->name, c->no, (const char *)c->rec, c->len, rc);
+			return CLS_E_FAIL;
+		}
+	}
+}

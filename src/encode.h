@@ -1,0 +1,109 @@
+/* Formats: how input bytes become records and sort words.
+ *
+ * bin: fixed-size little-endian records (by default the key alone);
+ * kv:  text lines KEY<sep>VALUE.
+ * A run of records is planned as slices of the input files, encoded into
+ * words (the sortable key, with the record's index in the run where the
+ * record must be found again), and after the sort the index leads back to
+ * the record's bytes.  Cursors walk records one by one, for merges and
+ * --check. */
+#ifndef CLSORT_ENCODE_H
+#define CLSORT_ENCODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clsort.h"
+#include "input.h"
+#include "keys.h"
+
+struct enc_format {
+	enum cls_format fmt;
+	const struct key_type *kt;
+	size_t rec_size;	/* bin: bytes per record */
+	size_t key_off;		/* bin: key offset in a record */
+	bool indexed;		/* words carry the record index */
+	enum word_kind kind;
+	uint64_t mask;		/* xored into keys: all ones when descending */
+	char sep;		/* kv */
+	bool skip_bad;		/* kv: drop lines whose key does not parse */
+	unsigned threads;
+};
+
+/* Resolve the format from the options; CLS_E_FAIL on a bad combination. */
+int enc_setup(struct enc_format *f, const struct cls_opts *o);
+
+/* Check what can be checked before reading: bin files must hold whole
+ * records.  0 or CLS_E_FAIL after a message naming the file. */
+int enc_validate(const struct enc_format *f, const struct in_set *in);
+
+/* A stretch of one input file inside a run. */
+struct enc_slice {
+	const struct in_file *file;
+	size_t off, len;	/* bytes */
+	uint64_t first_no;	/* record (bin) or line (kv) number in the file, from 0 */
+	size_t first_rec;	/* index in the run of its first record */
+};
+
+struct kv_line {
+	const char *p;
+	size_t len;		/* without the newline */
+};
+
+/* One run: its slices, and buffers for up to cap records. */
+struct enc_batch {
+	struct enc_slice *slices;
+	size_t nslices, slices_cap;
+	size_t n;		/* records */
+	void *words;		/* cap words */
+	struct kv_line *lines;	/* kv: cap lines */
+	uint64_t skipped;	/* kv --skip-bad: lines dropped */
+};
+
+struct enc_planner {
+	const struct enc_format *f;
+	const struct in_set *in;
+	size_t file, off;
+	uint64_t no;
+};
+
+void enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in);
+
+/* Plan the next run of at most cap records into b's slices; false when
+ * the input is exhausted.  CLS_E_FAIL (negative) when out of memory. */
+int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b);
+
+/* True when every record has been planned. */
+bool enc_plan_done(const struct enc_planner *p);
+
+/* Fill b->words (and b->lines) for the planned run.  0, or CLS_E_FAIL
+ * after a message naming file and line of a bad key. */
+int enc_encode(const struct enc_format *f, struct enc_batch *b);
+
+/* Bytes of record i of the run (kv: without the newline). */
+void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
+		const unsigned char **p, size_t *len);
+
+/* Record index carried by a word (indexed formats). */
+size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
+
+/* Walks the records of a byte range in output form: bin records, or kv
+ * lines each ending in a newline (but for a last one). */
+struct enc_cursor {
+	const struct enc_format *f;
+	const unsigned char *p, *end;
+	const char *name;	/* for messages */
+	uint64_t no;		/* number of the current record, from 1 */
+	const unsigned char *rec;
+	size_t len;		/* kv: without the newline */
+	uint64_t key;		/* sortable key, mask applied */
+};
+
+void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const void *data,
+		     size_t len, const char *name);
+/* Advance: 1 with rec/len/key set, 0 at the end, CLS_E_FAIL after a
+ * message for a bad kv line (lines are skipped with --skip-bad). */
+int enc_cursor_next(struct enc_cursor *c);
+
+#endif

@@ -1,0 +1,189 @@
+#include "config.h"
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clsort.h"
+#include "runs.h"
+#include "util.h"
+
+static int map_fd(struct in_file *f, int fd, size_t size)
+{
+	void *p;
+	if (size == 0) {
+		f->data = (const unsigned char *)"";
+		return 0;
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, size, MADV_SEQUENTIAL);
+	f->map = p;
+	f->map_len = size;
+	f->data = p;
+	f->size = size;
+	return 0;
+}
+
+/* A stream: read into a growing buffer; past memory bytes, move it to an
+ * unlinked temporary file and map that. */
+static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir)
+{
+	size_t cap = 1 << 20, len = 0;
+	unsigned char *buf = malloc(cap), *grown;
+	int tfd = -1;
+	ssize_t r;
+
+	if (!buf) {
+		msg_errno(ENOMEM, "%s", f->name);
+		return CLS_E_FAIL;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (tfd < 0 && cap * 2 > memory) {
+				tfd = tmp_create(tmpdir);
+				if (tfd < 0)
+					goto fail;
+			}
+			if (tfd >= 0) {
+				if (write_full(tfd, buf, len)) {
+					msg_errno(errno, "cannot write a temporary file in %s", tmpdir);
+					goto fail;
+				}
+				len = 0;
+			} else {
+				grown = realloc(buf, cap * 2);
+				if (!grown) {
+					msg_errno(ENOMEM, "%s", f->name);
+					goto fail;
+				}
+				buf = grown;
+				cap *= 2;
+			}
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			msg_errno(errno, "%s: read failed", f->name);
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (tfd >= 0) {
+		struct stat st;
+		if (write_full(tfd, buf, len) || fstat(tfd, &st)) {
+			msg_errno(errno, "cannot write a temporary file in %s", tmpdir);
+			goto fail;
+		}
+		free(buf);
+		buf = NULL;
+		if (map_fd(f, tfd, (size_t)st.st_size)) {
+			msg_errno(errno, "%s: cannot map its temporary copy", f->name);
+			goto fail;
+		}
+		close(tfd);
+		return 0;
+	}
+	f->heap = buf;
+	f->data = buf;
+	f->size = len;
+	return 0;
+fail:
+	free(buf);
+	if (tfd >= 0)
+		close(tfd);
+	return CLS_E_FAIL;
+}
+
+static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir)
+{
+	const bool is_stdin = !strcmp(f->name, "-");
+	struct stat st;
+	int fd = is_stdin ? STDIN_FILENO : open(f->name, O_RDONLY | O_CLOEXEC);
+	int rc = CLS_E_FAIL;
+
+	if (fd < 0) {
+		msg_errno(errno, "cannot read %s", f->name);
+		return CLS_E_FAIL;
+	}
+	if (fstat(fd, &st)) {
+		msg_errno(errno, "cannot read %s", f->name);
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		msg_errno(EISDIR, "cannot read %s", f->name);
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && map_fd(f, fd, (size_t)st.st_size) == 0)
+		rc = 0;
+	else
+		rc = read_stream(f, fd, memory, tmpdir);
+out:
+	if (!is_stdin)
+		close(fd);
+	return rc;
+}
+
+int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t memory,
+	    const char *tmpdir)
+{
+	static const char *const stdin_name[] = { "-" };
+	size_t i;
+
+	memset(set, 0, sizeof *set);
+	if (count == 0) {
+		names = stdin_name;
+		count = 1;
+	}
+	set->files = calloc(count, sizeof *set->files);
+	if (!set->files) {
+		msg_errno(ENOMEM, "cannot open the inputs");
+		return CLS_E_FAIL;
+	}
+	set->count = count;
+	for (i = 0; i < count; i++) {
+		set->files[i].name = names[i];
+		if (open_one(&set->files[i], memory, tmpdir)) {
+			in_close(set);
+			return CLS_E_FAIL;
+		}
+		set->bytes += set->files[i].size;
+	}
+	return 0;
+}
+
+void in_close(struct in_set *set)
+{
+	size_t i;
+	for (i = 0; i < set->count; i++) {
+		if (set->files[i].map)
+			munmap(set->files[i].map, set->files[i].map_len);
+		free(set->files[i].heap);
+	}
+	free(set->files);
+	memset(set, 0, sizeof *set);
+}
+
+void in_release(const struct in_file *f, size_t off, size_t len)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t start, end;
+
+	if (!f->map)
+		return;
+	/* Whole pages inside the range only: a neighbour's record may share
+	 * the first or last page. */
+	start = (off + page - 1) / page * page;
+	end = (off + len) / page * page;
+	if (end > start)
+		madvise((char *)f->map + start, end - start, MADV_DONTNEED);
+}

@@ -1,0 +1,37 @@
+/* Inputs: every FILE (or stdin) opened and made addressable before any
+ * sorting starts.  Regular files are mapped; pipes and other streams are
+ * read into memory, spilling to an unlinked temporary file when larger
+ * than the memory budget. */
+#ifndef CLSORT_INPUT_H
+#define CLSORT_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct in_file {
+	const char *name;		/* as given; "-" for stdin */
+	const unsigned char *data;
+	size_t size;
+	void *map;			/* mapping to unmap, or NULL */
+	size_t map_len;
+	void *heap;			/* buffer to free, or NULL */
+};
+
+struct in_set {
+	struct in_file *files;
+	size_t count;
+	uint64_t bytes;
+};
+
+/* Open and map (or read) every name; no names means stdin.  memory bounds
+ * the bytes held on the heap for streams; tmpdir takes the rest.  0 or
+ * CLS_E_FAIL after a message naming the file. */
+int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t memory,
+	    const char *tmpdir);
+void in_close(struct in_set *set);
+
+/* Done with f's bytes [off, off+len): give mapped pages back to the
+ * system, so reading a large file does not grow the resident set. */
+void in_release(const struct in_file *f, size_t off, size_t len);
+
+#endif

@@ -1,0 +1,248 @@
+#include "config.h"
+#include "keys.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Host byte order is little-endian on every platform clsort targets; the
+ * loads go through memcpy so unaligned records are fine. */
+static inline uint64_t load32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t load64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Sortable maps.  Signed: flip the sign bit.  Float: negative values have
+ * all bits inverted, positive ones the sign bit set, so -0.0 sorts just
+ * before +0.0 and infinities at the ends; every NaN becomes the largest
+ * value, so NaNs sort last, in input order among themselves. */
+static inline uint64_t s_u32(uint64_t r) { return r; }
+static inline uint64_t s_i32(uint64_t r) { return r ^ 0x80000000u; }
+static inline uint64_t s_u64(uint64_t r) { return r; }
+static inline uint64_t s_i64(uint64_t r) { return r ^ 0x8000000000000000u; }
+
+static inline uint64_t s_f32(uint64_t r)
+{
+	if ((r & 0x7fffffffu) > 0x7f800000u)
+		return 0xffffffffu;
+	return (r & 0x80000000u) ? (~r & 0xffffffffu) : (r | 0x80000000u);
+}
+
+static inline uint64_t s_f64(uint64_t r)
+{
+	if ((r & 0x7fffffffffffffffu) > 0x7ff0000000000000u)
+		return ~(uint64_t)0;
+	return (r >> 63) ? ~r : (r | 0x8000000000000000u);
+}
+
+static uint64_t f_u32(uint64_t r) { return s_u32(r); }
+static uint64_t f_i32(uint64_t r) { return s_i32(r); }
+static uint64_t f_u64(uint64_t r) { return s_u64(r); }
+static uint64_t f_i64(uint64_t r) { return s_i64(r); }
+static uint64_t f_f32(uint64_t r) { return s_f32(r); }
+static uint64_t f_f64(uint64_t r) { return s_f64(r); }
+
+/* Decimal integer parse: digits only, after an optional sign where
+ * allowed.  Returns the magnitude; neg set for '-'. */
+static int parse_decimal(const char *s, size_t len, bool sign_ok, uint64_t limit_pos,
+			 uint64_t limit_neg, uint64_t *mag, bool *neg)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+
+	*neg = false;
+	if (sign_ok && len && (s[0] == '-' || s[0] == '+')) {
+		*neg = s[0] == '-';
+		i = 1;
+	}
+	if (i == len)
+		return KEY_BAD;
+	for (; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+		if (d > 9)
+			return KEY_BAD;
+		if (v > (UINT64_MAX - d) / 10) {
+			/* Keep scanning: a non-digit later makes it BAD, not RANGE. */
+			for (i++; i < len; i++)
+				if ((unsigned char)s[i] - '0' > 9)
+					return KEY_BAD;
+			return KEY_RANGE;
+		}
+		v = v * 10 + d;
+	}
+	if (v > (*neg ? limit_neg : limit_pos))
+		return KEY_RANGE;
+	*mag = v;
+	return KEY_OK;
+}
+
+static int p_u32(const char *s, size_t len, uint64_t *raw)
+{
+	bool neg;
+	return parse_decimal(s, len, false, UINT32_MAX, 0, raw, &neg);
+}
+
+static int p_u64(const char *s, size_t len, uint64_t *raw)
+{
+	bool neg;
+	return parse_decimal(s, len, false, UINT64_MAX, 0, raw, &neg);
+}
+
+static int p_i32(const char *s, size_t len, uint64_t *raw)
+{
+	uint64_t m;
+	bool neg;
+	int rc = parse_decimal(s, len, true, INT32_MAX, (uint64_t)INT32_MAX + 1, &m, &neg);
+	if (rc == KEY_OK)
+		*raw = (uint32_t)(neg ? -(uint32_t)m : (uint32_t)m);
+	return rc;
+}
+
+static int p_i64(const char *s, size_t len, uint64_t *raw)
+{
+	uint64_t m;
+	bool neg;
+	int rc = parse_decimal(s, len, true, INT64_MAX, (uint64_t)INT64_MAX + 1, &m, &neg);
+	if (rc == KEY_OK)
+		*raw = neg ? -m : m;
+	return rc;
+}
+
+/* strtod wants a terminated string: copy the key, on the stack when short.
+ * The program never calls setlocale(), so strtod reads the C locale. */
+static int parse_float(const char *s, size_t len, bool single, uint64_t *raw)
+{
+	char small[128], *buf = small, *end;
+	int rc = KEY_OK;
+
+	if (len == 0 || s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' ||
+	    s[0] == '\v' || s[0] == '\f' || memchr(s, '\0', len))
+		return KEY_BAD;
+	if (len >= sizeof small && !(buf = malloc(len + 1)))
+		return KEY_BAD;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	if (single) {
+		float f = strtof(buf, &end);
+		uint32_t b;
+		memcpy(&b, &f, 4);
+		*raw = b;
+		if (errno == ERANGE && isinf(f))
+			rc = KEY_RANGE;
+	} else {
+		double d = strtod(buf, &end);
+		memcpy(raw, &d, 8);
+		if (errno == ERANGE && isinf(d))
+			rc = KEY_RANGE;
+	}
+	if (end != buf + len)
+		rc = KEY_BAD;
+	if (buf != small)
+		free(buf);
+	return rc;
+}
+
+static int p_f32(const char *s, size_t len, uint64_t *raw) { return parse_float(s, len, true, raw); }
+static int p_f64(const char *s, size_t len, uint64_t *raw) { return parse_float(s, len, false, raw); }
+
+static uint64_t r_u32(uint64_t s) { return s; }
+static uint64_t r_i32(uint64_t s) { return s ^ 0x80000000u; }
+static uint64_t r_u64(uint64_t s) { return s; }
+static uint64_t r_i64(uint64_t s) { return s ^ 0x8000000000000000u; }
+
+/* Bulk loops, one per type, so the per-key map is inlined. */
+#define DEFINE_BULK(T, LOAD, TW)                                                          \
+	static void e_##T(const unsigned char *src, size_t stride, size_t n, uint64_t mask, \
+			  void *dst, bool indexed, uint32_t first)                        \
+	{                                                                                 \
+		size_t i;                                                                 \
+		if (!indexed) {                                                           \
+			TW *w = dst;                                                      \
+			for (i = 0; i < n; i++)                                           \
+				w[i] = (TW)(s_##T(LOAD(src + i * stride)) ^ mask);        \
+		} else if (sizeof(TW) == 4) {                                             \
+			uint64_t *w = dst;                                                \
+			for (i = 0; i < n; i++)                                           \
+				w[i] = ((s_##T(LOAD(src + i * stride)) ^ mask) << 32) |   \
+				       (uint32_t)(first + i);                             \
+		} else {                                                                  \
+			struct word128 *w = dst;                                          \
+			for (i = 0; i < n; i++) {                                         \
+				w[i].hi = s_##T(LOAD(src + i * stride)) ^ mask;           \
+				w[i].lo = (uint32_t)(first + i);                          \
+			}                                                                 \
+		}                                                                         \
+	}
+DEFINE_BULK(u32, load32, uint32_t)
+DEFINE_BULK(i32, load32, uint32_t)
+DEFINE_BULK(f32, load32, uint32_t)
+DEFINE_BULK(u64, load64, uint64_t)
+DEFINE_BULK(i64, load64, uint64_t)
+DEFINE_BULK(f64, load64, uint64_t)
+
+#define DEFINE_DECODE(T, TW)                                                               \
+	static void d_##T(const void *words, size_t n, uint64_t mask, unsigned char *dst) \
+	{                                                                                  \
+		const TW *w = words;                                                       \
+		size_t i;                                                                  \
+		for (i = 0; i < n; i++) {                                                  \
+			TW v = (TW)r_##T(w[i] ^ mask);                                     \
+			memcpy(dst + i * sizeof v, &v, sizeof v);                          \
+		}                                                                          \
+	}
+DEFINE_DECODE(u32, uint32_t)
+DEFINE_DECODE(i32, uint32_t)
+DEFINE_DECODE(u64, uint64_t)
+DEFINE_DECODE(i64, uint64_t)
+
+const struct key_type key_types[] = {
+	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32 },
+	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32 },
+	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL },
+	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64 },
+	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64 },
+	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL },
+	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL },
+};
+
+const struct key_type *key_type_find(const char *name)
+{
+	const struct key_type *kt;
+	for (kt = key_types; kt->name; kt++)
+		if (!strcmp(kt->name, name))
+			return kt;
+	return NULL;
+}
+
+enum word_kind key_word_kind(const struct key_type *kt, bool indexed)
+{
+	if (kt->width == 4)
+		return indexed ? WORD64 : WORD32;
+	return indexed ? WORD128 : WORD64;
+}
+
+size_t word_size(enum word_kind kind)
+{
+	return kind == WORD32 ? 4 : kind == WORD64 ? 8 : 16;
+}
+
+uint64_t key_mask(const struct key_type *kt)
+{
+	return kt->width == 4 ? 0xffffffffu : ~(uint64_t)0;
+}
+
+uint64_t key_load(const struct key_type *kt, const unsigned char *p)
+{
+	return kt->width == 4 ? load32(p) : load64(p);
+}

@@ -1,0 +1,341 @@
+/* clsort: sort binary keys, binary records and key:value lines on an
+ * OpenCL device.  This file is the command line: options into a struct
+ * cls_opts, then the pipeline, then the exit status. */
+#include "config.h"
+
+#include <errno.h>
+#include <popt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clsort.h"
+#include "device.h"
+#include "keys.h"
+#include "pipeline.h"
+#include "util.h"
+
+/* Records below which the host sorts without starting OpenCL. */
+#define DEFAULT_HOST_MAX 4096
+
+enum {
+	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
+	OPT_HOST, OPT_LOCAL, OPT_PARALLEL,
+};
+
+static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
+	*tmpdir_arg, *check_arg, *local_arg;
+static long record_arg = -1, offset_arg = -1, host_arg = -1, parallel_arg = -1;
+static int descending, stable, skip_bad, verbose;
+
+static const struct poptOption options[] = {
+	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
+	  "key type: u32 (default), i32, f32, u64, i64, f64", "TYPE" },
+	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
+	  "input format: bin (default: little-endian keys or records) or kv (KEY:VALUE lines)",
+	  "FORMAT" },
+	{ "record-size", 'R', POPT_ARG_LONG, &record_arg, 0,
+	  "bin: fixed-size records of BYTES, the key inside them", "BYTES" },
+	{ "key-offset", '\0', POPT_ARG_LONG, &offset_arg, 0,
+	  "bin: offset of the key in a record (default 0)", "BYTES" },
+	{ "field-separator", 't', POPT_ARG_STRING, &sep_arg, 0,
+	  "kv: the character between key and value (default ':')", "CHAR" },
+	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
+	{ "reverse", '\0', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, &descending, 0,
+	  "same as --descending", NULL },
+	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
+	  "keep records with equal keys in input order", NULL },
+	{ "check", 'c', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
+	  "check whether the input is sorted; report the first disorder (exit 1)",
+	  "diagnose-first|quiet|silent" },
+	{ NULL, 'C', POPT_ARG_NONE, NULL, OPT_CHECK_QUIET,
+	  "like -c, but report nothing", NULL },
+	{ "skip-bad", '\0', POPT_ARG_NONE, &skip_bad, 0,
+	  "kv: drop lines whose key does not parse, and count them", NULL },
+	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
+	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
+	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
+	  "OpenCL device: auto, gpu, cpu, P:D or part of its name (default $CLSORT_DEVICE or auto)",
+	  "SPEC" },
+	{ "list-devices", 'L', POPT_ARG_NONE, NULL, OPT_LIST,
+	  "list OpenCL platforms and devices and exit", NULL },
+	{ "buffer-size", 'S', POPT_ARG_STRING, &size_arg, OPT_SIZE,
+	  "device memory for one run: bytes with K, M, G, T, or N% of the device's memory", "SIZE" },
+	{ "memory", '\0', POPT_ARG_STRING, &memory_arg, OPT_MEMORY,
+	  "host memory to use before spilling runs to temporary files (default: half of available)",
+	  "SIZE" },
+	{ "temporary-directory", 'T', POPT_ARG_STRING, &tmpdir_arg, 0,
+	  "directory for temporary files (default $TMPDIR, else /tmp)", "DIR" },
+	{ "host-threshold", '\0', POPT_ARG_LONG, &host_arg, OPT_HOST,
+	  "sort up to N records on the host without OpenCL (default 4096; never with --device)",
+	  "N" },
+	{ "local-kernel", '\0', POPT_ARG_STRING, &local_arg, OPT_LOCAL,
+	  "tile sort kernel: bitonic (default) or merge", "KERNEL" },
+	{ "parallel", '\0', POPT_ARG_LONG, &parallel_arg, OPT_PARALLEL,
+	  "host threads for parsing and encoding (default: online CPUs)", "N" },
+	{ "verbose", 'v', POPT_ARG_NONE, NULL, 'v',
+	  "report the device and the time of each phase on stderr (twice: more)", NULL },
+	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
+	{ NULL, 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help", NULL },
+	POPT_AUTOHELP
+	POPT_TABLEEND
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, fmt, arg);
+	msg_err("%s", buf);
+	fprintf(stderr, "Try 'clsort --help' for more information.\n");
+	return CLS_EXIT_ERROR;
+}
+
+static int size_option(const char *name, const char *arg, uint64_t *bytes, double *pct,
+		       bool pct_ok)
+{
+	double p;
+	if (parse_size(arg, bytes, &p) || (p > 0 && !pct_ok)) {
+		char buf[128];
+		snprintf(buf, sizeof buf, "invalid %s '%%s'", name);
+		return usage_error(buf, arg);
+	}
+	if (pct)
+		*pct = p;
+	return 0;
+}
+
+/* Close stdout and report a late write error (ENOSPC, EIO). */
+static int close_stdout(int status)
+{
+	if (fclose(stdout) != 0 && errno != EBADF) {
+		msg_errno(errno, "write error");
+		return CLS_EXIT_ERROR;
+	}
+	return status;
+}
+
+static int run(int argc, const char **argv, bool sigpipe_default)
+{
+	struct cls_opts o;
+	poptContext ctx;
+	const char **args;
+	const char *env;
+	int rc, status;
+	size_t i;
+
+	memset(&o, 0, sizeof o);
+	o.key = key_type_find("u32");
+	o.format = CLS_FMT_BIN;
+	o.separator = ':';
+	o.host_max = DEFAULT_HOST_MAX;
+
+	ctx = poptGetContext("clsort", argc, argv, options, 0);
+	poptSetOtherOptionHelp(ctx, "[OPTION]... [FILE]...");
+	while ((rc = poptGetNextOpt(ctx)) > 0) {
+		switch (rc) {
+		case 'v':
+			verbose++;
+			break;
+		case OPT_VERSION:
+			printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+			poptFreeContext(ctx);
+			return close_stdout(CLS_EXIT_OK);
+		case OPT_HELP:
+			poptPrintHelp(ctx, stdout, 0);
+			poptFreeContext(ctx);
+			return close_stdout(CLS_EXIT_OK);
+		case OPT_LIST:
+			status = dev_list(stdout) ? CLS_EXIT_ERROR : CLS_EXIT_OK;
+			poptFreeContext(ctx);
+			return close_stdout(status);
+		case OPT_CHECK:
+			if (!check_arg || !strcmp(check_arg, "diagnose-first"))
+				o.check = CLS_CHECK_REPORT;
+			else if (!strcmp(check_arg, "quiet") || !strcmp(check_arg, "silent"))
+				o.check = CLS_CHECK_QUIET;
+			else {
+				status = usage_error("invalid --check argument '%s'", check_arg);
+				poptFreeContext(ctx);
+				return status;
+			}
+			break;
+		case OPT_CHECK_QUIET:
+			o.check = CLS_CHECK_QUIET;
+			break;
+		case OPT_SIZE:
+			if ((status = size_option("buffer size", size_arg, &o.buffer_bytes, &o.buffer_percent, true)))
+				goto fail;
+			break;
+		case OPT_MEMORY:
+			if ((status = size_option("memory size", memory_arg, &o.memory_bytes, NULL, false)))
+				goto fail;
+			break;
+		case OPT_HOST:
+			if (host_arg < 0) {
+				status = usage_error("invalid host threshold '%s'", poptGetOptArg(ctx));
+				goto fail;
+			}
+			o.host_max = (uint64_t)host_arg;
+			break;
+		case OPT_PARALLEL:
+			if (parallel_arg < 1 || parallel_arg > 256) {
+				status = usage_error("invalid thread count '%s' (1 to 256)", "--parallel");
+				goto fail;
+			}
+			o.threads = (unsigned)parallel_arg;
+			break;
+		case OPT_LOCAL:
+			if (!strcmp(local_arg, "bitonic"))
+				o.local = CLS_LOCAL_BITONIC;
+			else if (!strcmp(local_arg, "merge"))
+				o.local = CLS_LOCAL_MERGE;
+			else {
+				status = usage_error("invalid local kernel '%s': use bitonic or merge", local_arg);
+				goto fail;
+			}
+			break;
+		}
+	}
+	if (rc < -1) {
+		char buf[512];
+		snprintf(buf, sizeof buf, "%s: %s",
+			 poptBadOption(ctx, POPT_BADOPTION_NOALIAS), poptStrerror(rc));
+		status = usage_error("%s", buf);
+		goto fail;
+	}
+
+	if (key_arg && !(o.key = key_type_find(key_arg))) {
+		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64 or f64", key_arg);
+		goto fail;
+	}
+	if (format_arg) {
+		if (!strcmp(format_arg, "bin"))
+			o.format = CLS_FMT_BIN;
+		else if (!strcmp(format_arg, "kv"))
+			o.format = CLS_FMT_KV;
+		else {
+			status = usage_error("invalid format '%s': use bin or kv", format_arg);
+			goto fail;
+		}
+	}
+	if (sep_arg) {
+		if (!strcmp(sep_arg, "\\t"))
+			o.separator = '\t';
+		else if (strlen(sep_arg) == 1 && sep_arg[0] != '\n')
+			o.separator = sep_arg[0];
+		else {
+			status = usage_error("the separator must be one character, not '%s'", sep_arg);
+			goto fail;
+		}
+	}
+	if (record_arg != -1 && record_arg < 1) {
+		status = usage_error("invalid record size '%s'", "--record-size");
+		goto fail;
+	}
+	if (offset_arg != -1 && offset_arg < 0) {
+		status = usage_error("invalid key offset '%s'", "--key-offset");
+		goto fail;
+	}
+	if (o.format == CLS_FMT_KV && (record_arg != -1 || offset_arg != -1)) {
+		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
+		goto fail;
+	}
+	if (o.format == CLS_FMT_BIN && (sep_arg || skip_bad)) {
+		status = usage_error("%s", "--field-separator and --skip-bad apply to the kv format only");
+		goto fail;
+	}
+	if (offset_arg > 0 && record_arg == -1) {
+		status = usage_error("%s", "--key-offset needs --record-size");
+		goto fail;
+	}
+	if (o.check != CLS_CHECK_NONE && output_arg) {
+		status = usage_error("%s", "--check and --output cannot be used together");
+		goto fail;
+	}
+	o.record_size = record_arg > 0 ? (size_t)record_arg : 0;
+	o.key_offset = offset_arg > 0 ? (size_t)offset_arg : 0;
+	o.descending = descending;
+	o.stable = stable;
+	o.skip_bad = skip_bad;
+	o.verbose = verbose;
+	o.output = output_arg;
+	o.tmpdir = tmpdir_arg;
+
+	o.device = "auto";
+	env = getenv("CLSORT_DEVICE");
+	if (env && *env) {
+		struct dev_spec spec;
+		if (dev_parse_spec(env, &spec) == 0) {
+			o.device = env;
+			o.device_explicit = true;
+		} else {
+			msg_err("warning: ignoring CLSORT_DEVICE='%s': not a device spec", env);
+		}
+	}
+	if (device_arg) {
+		struct dev_spec spec;
+		if (dev_parse_spec(device_arg, &spec)) {
+			status = usage_error("invalid device '%s': use auto, gpu, cpu, P:D or part of a name",
+					     device_arg);
+			goto fail;
+		}
+		o.device = device_arg;
+		o.device_explicit = true;
+	}
+
+	args = poptGetArgs(ctx);
+	for (i = 0; args && args[i]; i++)
+		;
+	o.nfiles = i;
+	/* The strings belong to the context: copy the array before freeing it. */
+	o.files = calloc(i + 1, sizeof *o.files);
+	if (!o.files) {
+		msg_errno(ENOMEM, "cannot parse the command line");
+		status = CLS_EXIT_ERROR;
+		goto fail;
+	}
+	for (i = 0; i < o.nfiles; i++)
+		((const char **)o.files)[i] = strdup(args[i]);
+	poptFreeContext(ctx);
+	ctx = NULL;
+
+	cls_defaults(&o);
+	rc = cls_run(&o);
+	for (i = 0; i < o.nfiles; i++)
+		free((char *)o.files[i]);
+	free((void *)o.files);
+	switch (rc) {
+	case CLS_OK:
+		return close_stdout(CLS_EXIT_OK);
+	case CLS_E_DISORDER:
+		return close_stdout(CLS_EXIT_DISORDER);
+	case CLS_E_PIPE:
+		if (sigpipe_default) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
+		msg_errno(EPIPE, "write error");
+		return CLS_EXIT_ERROR;
+	default:
+		close_stdout(CLS_EXIT_ERROR);
+		return CLS_EXIT_ERROR;
+	}
+fail:
+	if (ctx)
+		poptFreeContext(ctx);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction old;
+	bool sigpipe_default;
+
+	/* A closed output pipe shows up as EPIPE, so that buffers are not
+	 * trusted to be written; if SIGPIPE was ours to take, we die of it
+	 * then, quietly, as a filter does. */
+	sigpipe_default = sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL;
+	signal(SIGPIPE, SIG_IGN);
+	return run(argc, (const char **)argv, sigpipe_default);
+}

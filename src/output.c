@@ -1,0 +1,263 @@
+#include "config.h"
+#include "output.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define OUT_BUF (4u << 20)
+
+/* The -o temporary file, for the signal handler to remove. */
+static char *volatile pending_tmp;
+
+static void on_signal(int sig)
+{
+	char *p = pending_tmp;
+	if (p)
+		unlink(p);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void out_install_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old;
+		/* A signal ignored by our parent stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static int init(struct out_writer *w, int fd, const char *name, size_t cap)
+{
+	memset(w, 0, sizeof *w);
+	w->fd = fd;
+	w->name = name;
+	w->cap = cap;
+	w->buf = malloc(cap);
+	if (!w->buf) {
+		msg_errno(ENOMEM, "cannot allocate the output buffer");
+		return CLS_E_FAIL;
+	}
+	return 0;
+}
+
+int out_open_fd(struct out_writer *w, int fd, const char *name)
+{
+	return init(w, fd, name, OUT_BUF);
+}
+
+int out_open_mem(struct out_writer *w, size_t expect)
+{
+	if (init(w, -1, "memory", expect ? expect : 4096))
+		return CLS_E_FAIL;
+	w->mem = true;
+	return 0;
+}
+
+int out_open_final(struct out_writer *w, const char *path)
+{
+	struct stat st;
+	char *dirbuf, *tmp;
+	int fd;
+
+	if (!path)
+		return init(w, STDOUT_FILENO, "standard output", OUT_BUF);
+	/* Devices, pipes and the like are written in place. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (fd < 0) {
+			msg_errno(errno, "cannot open %s for writing", path);
+			return CLS_E_FAIL;
+		}
+		if (init(w, fd, path, OUT_BUF)) {
+			close(fd);
+			return CLS_E_FAIL;
+		}
+		return 0;
+	}
+	dirbuf = strdup(path);
+	tmp = malloc(strlen(path) + 32);
+	if (!dirbuf || !tmp) {
+		free(dirbuf);
+		free(tmp);
+		msg_errno(ENOMEM, "%s", path);
+		return CLS_E_FAIL;
+	}
+	sprintf(tmp, "%s/.clsort.XXXXXX", dirname(dirbuf));
+	free(dirbuf);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		msg_errno(errno, "cannot open %s for writing", path);
+		free(tmp);
+		return CLS_E_FAIL;
+	}
+	pending_tmp = tmp;
+	/* Keep an existing file's permissions; a new one gets 0666 & ~umask. */
+	if (stat(path, &st) == 0) {
+		fchmod(fd, st.st_mode & 07777);
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+	}
+	if (init(w, fd, path, OUT_BUF)) {
+		out_abort(w);
+		return CLS_E_FAIL;
+	}
+	w->tmp_path = tmp;
+	w->final_path = path;
+	return 0;
+}
+
+static int fail_write(struct out_writer *w)
+{
+	if (errno == EPIPE)
+		return CLS_E_PIPE;
+	msg_errno(errno, "write error on %s", w->name);
+	return CLS_E_FAIL;
+}
+
+static int flush(struct out_writer *w)
+{
+	if (w->mem || w->len == 0)
+		return 0;
+	if (write_full(w->fd, w->buf, w->len))
+		return fail_write(w);
+	w->len = 0;
+	return 0;
+}
+
+int out_write(struct out_writer *w, const void *p, size_t len)
+{
+	w->total += len;
+	if (w->mem) {
+		if (w->len + len > w->cap) {
+			size_t cap = w->cap * 2 > w->len + len ? w->cap * 2 : w->len + len;
+			unsigned char *g = realloc(w->buf, cap);
+			if (!g) {
+				msg_errno(ENOMEM, "cannot keep a sorted run in memory");
+				return CLS_E_FAIL;
+			}
+			w->buf = g;
+			w->cap = cap;
+		}
+		memcpy(w->buf + w->len, p, len);
+		w->len += len;
+		return 0;
+	}
+	if (w->len + len > w->cap) {
+		int rc = flush(w);
+		if (rc)
+			return rc;
+		/* Large writes go straight from the caller's memory. */
+		if (len >= w->cap)
+			return write_full(w->fd, p, len) ? fail_write(w) : 0;
+	}
+	memcpy(w->buf + w->len, p, len);
+	w->len += len;
+	return 0;
+}
+
+int out_finish(struct out_writer *w)
+{
+	int rc = flush(w);
+
+	if (rc == 0 && w->tmp_path) {
+		if (close(w->fd)) {
+			w->fd = -1;
+			rc = fail_write(w);
+		} else if (w->fd = -1, rename(w->tmp_path, w->final_path)) {
+			msg_errno(errno, "cannot rename the output into %s", w->final_path);
+			rc = CLS_E_FAIL;
+		} else {
+			pending_tmp = NULL;
+			free(w->tmp_path);
+			w->tmp_path = NULL;
+		}
+	} else if (rc == 0 && w->fd > STDERR_FILENO) {
+		/* A device written in place: close reports late errors. */
+		if (close(w->fd))
+			rc = fail_write(w);
+		w->fd = -1;
+	}
+	if (rc) {
+		out_abort(w);
+		return rc;
+	}
+	free(w->buf);
+	w->buf = NULL;
+	return 0;
+}
+
+void out_abort(struct out_writer *w)
+{
+	if (w->tmp_path) {
+		if (w->fd >= 0)
+			close(w->fd);
+		unlink(w->tmp_path);
+		pending_tmp = NULL;
+		free(w->tmp_path);
+		w->tmp_path = NULL;
+		w->fd = -1;
+	}
+	free(w->buf);
+	w->buf = NULL;
+}
+
+/* --- gather ----------------------------------------------------------- */
+
+#define CHUNK 65536
+
+static int emit_plain(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+{
+	const size_t ws = word_size(f->kind);
+	unsigned char tmp[CHUNK * 8];
+	size_t i;
+	int rc = 0;
+
+	/* Ascending unsigned keys are their own bytes. */
+	if (f->mask == 0 && f->kt->raw(1) == 1 && f->kt->raw(0) == 0)
+		return out_write(w, b->words, b->n * ws);
+	for (i = 0; i < b->n && rc == 0; i += CHUNK) {
+		size_t c = b->n - i < CHUNK ? b->n - i : CHUNK;
+		f->kt->decode((const char *)b->words + i * ws, c, f->mask, tmp);
+		rc = out_write(w, tmp, c * ws);
+	}
+	return rc;
+}
+
+int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+{
+	size_t i;
+	int rc = 0;
+
+	if (!f->indexed)
+		return emit_plain(w, f, b);
+	for (i = 0; i < b->n && rc == 0; i++) {
+		const unsigned char *p;
+		size_t len;
+		enc_record(f, b, enc_word_index(f, b->words, i), &p, &len);
+		rc = out_write(w, p, len);
+		if (rc == 0 && f->fmt == CLS_FMT_KV)
+			rc = out_write(w, "\n", 1);
+	}
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* Output: buffered writers to the final destination (stdout, or -o FILE
+ * through a temporary file renamed into place when complete), to run
+ * files, or to memory; and the gather that writes a sorted run's records
+ * in word order. */
+#ifndef CLSORT_OUTPUT_H
+#define CLSORT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "encode.h"
+
+struct out_writer {
+	int fd;			/* -1 for a memory writer */
+	const char *name;	/* for messages */
+	char *tmp_path;		/* -o: written here, renamed at the end */
+	const char *final_path;
+	unsigned char *buf;
+	size_t cap, len;
+	bool mem;		/* grows in memory, never flushed */
+	size_t total;		/* bytes written so far */
+};
+
+/* Catch SIGINT, SIGTERM and SIGHUP to remove a partial -o file before
+ * dying of the signal. */
+void out_install_signals(void);
+
+/* The final output: stdout when path is NULL, else path, written through a
+ * temporary file in its directory when it is (or will be) a regular file.
+ * 0 or CLS_E_FAIL after a message. */
+int out_open_final(struct out_writer *w, const char *path);
+/* A writer to an open file descriptor (run files); name for messages. */
+int out_open_fd(struct out_writer *w, int fd, const char *name);
+/* A writer that keeps everything in memory (w->buf, w->len). */
+int out_open_mem(struct out_writer *w, size_t expect);
+
+/* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
+ * message. */
+int out_write(struct out_writer *w, const void *p, size_t len);
+/* Flush and, for -o, move the file into place.  Same returns. */
+int out_finish(struct out_writer *w);
+/* Drop everything: close, and remove a temporary -o file. */
+void out_abort(struct out_writer *w);
+
+/* Write the run's records in the order of its sorted words. */
+int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
+
+#endif

@@ -1,0 +1,86 @@
+#include "config.h"
+#include "pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "encode.h"
+#include "input.h"
+#include "output.h"
+#include "runs.h"
+#include "util.h"
+
+/* Half the memory the system says is available, at least 64 MiB. */
+static uint64_t default_memory(void)
+{
+	FILE *fp = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+	uint64_t bytes = 0;
+
+	if (fp) {
+		while (fgets(line, sizeof line, fp))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+				break;
+		fclose(fp);
+		bytes = (uint64_t)kb * 1024;
+	}
+	if (bytes == 0)
+		bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	bytes /= 2;
+	return bytes < ((uint64_t)64 << 20) ? (uint64_t)64 << 20 : bytes;
+}
+
+void cls_defaults(struct cls_opts *o)
+{
+	if (!o->memory_bytes)
+		o->memory_bytes = default_memory();
+	if (!o->tmpdir) {
+		const char *t = getenv("TMPDIR");
+		o->tmpdir = t && *t ? t : "/tmp";
+	}
+}
+
+int cls_run(const struct cls_opts *o)
+{
+	struct enc_format f;
+	struct in_set in;
+	struct out_writer out;
+	double t0 = now_sec(), t1;
+	int rc;
+
+	util_verbose = o->verbose;
+	if (enc_setup(&f, o))
+		return CLS_E_FAIL;
+	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
+		return CLS_E_FAIL;
+	rc = enc_validate(&f, &in);
+	if (rc)
+		goto out;
+	t1 = now_sec();
+	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)in.bytes,
+		 in.count, in.count == 1 ? "" : "s", t1 - t0);
+	if (o->check != CLS_CHECK_NONE) {
+		rc = check_sorted(&f, &in, o->check == CLS_CHECK_QUIET);
+		goto out;
+	}
+	out_install_signals();
+	rc = out_open_final(&out, o->output);
+	if (rc)
+		goto out;
+	rc = runs_sort(o, &f, &in, &out);
+	if (rc == 0) {
+		double t2 = now_sec();
+		rc = out_finish(&out);
+		msg_info(1, "total %.3f s", now_sec() - t0);
+		(void)t2;
+	} else {
+		out_abort(&out);
+	}
+out:
+	in_close(&in);
+	return rc;
+}

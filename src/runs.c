@@ -1,0 +1,513 @@
+#include "config.h"
+#include "runs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "util.h"
+
+/* Merge sources give back pages this often. */
+#define RELEASE_STEP ((size_t)64 << 20)
+/* Default device budget: this fraction of its global memory. */
+#define DEVICE_FRACTION 0.5
+
+int tmp_create(const char *dir)
+{
+	char *path = malloc(strlen(dir) + 32);
+	int fd;
+
+	if (!path) {
+		msg_errno(ENOMEM, "cannot create a temporary file in %s", dir);
+		return -1;
+	}
+	sprintf(path, "%s/clsort.XXXXXX", dir);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		msg_errno(errno, "cannot create a temporary file in %s", dir);
+	else
+		unlink(path);
+	free(path);
+	return fd;
+}
+
+/* A sorted run in output form: in memory, or in a mapped temporary file. */
+struct run {
+	int fd;
+	unsigned char *heap;
+	void *map;
+	const unsigned char *data;
+	size_t len;
+	unsigned level;
+};
+
+struct sorter {
+	const struct cls_opts *o;
+	const struct enc_format *f;
+	struct dev_ctx dev;
+	bool dev_opened;
+	struct engine *eng;
+	bool host;		/* sort on the host, no device */
+	size_t cap;		/* records per run */
+	bool spill;		/* runs go to temporary files */
+	unsigned fanin;
+	struct run *runs;
+	size_t nruns, runs_cap;
+	unsigned merges;
+	double t_encode, t_sort, t_store, t_merge;
+};
+
+static void run_free(struct run *r)
+{
+	if (r->map)
+		munmap(r->map, r->len);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->heap);
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+}
+
+static unsigned open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+	if (!d)
+		return 16;
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n > 3 ? n - 3 : n;	/* ".", ".." and the DIR itself */
+}
+
+/* Largest fan-in whose worst case of open run files, (F-1) per level plus
+ * a merge's F inputs and its output, fits in the descriptors left. */
+static int choose_fanin(struct sorter *s, uint64_t est_runs)
+{
+	struct rlimit rl;
+	long avail;
+	unsigned f;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4096)
+		rl.rlim_cur = 4096;
+	avail = (long)rl.rlim_cur - (long)open_fds() - 2;
+	for (f = 64; f >= 2; f--) {
+		uint64_t span = f;
+		long levels = 1;
+		while (span < est_runs) {
+			span *= f;
+			levels++;
+		}
+		if ((long)(f - 1) * levels + 2 <= avail) {
+			s->fanin = f;
+			return 0;
+		}
+	}
+	msg_err("too few file descriptors for merging temporary files (ulimit -n is %llu)",
+		(unsigned long long)rl.rlim_cur);
+	return CLS_E_FAIL;
+}
+
+/* --- merging ------------------------------------------------------------- */
+
+struct source {
+	struct enc_cursor c;
+	const struct run *run;
+	size_t released;
+};
+
+static bool before(const struct source *a, const struct source *b)
+{
+	/* Equal keys: the earlier run first, which keeps the sort stable. */
+	return a->c.key < b->c.key || (a->c.key == b->c.key && a->run < b->run);
+}
+
+static void sift_down(struct source **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && before(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && before(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct source *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Give back the pages of a mapped run the merge has passed. */
+static void release_behind(struct source *src)
+{
+	size_t done = (size_t)(src->c.p - src->run->data);
+	if (src->run->map && done - src->released >= RELEASE_STEP) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE), end = done / page * page;
+		madvise(src->run->map, end, MADV_DONTNEED);
+		src->released = end;
+	}
+}
+
+static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct out_writer *w)
+{
+	struct source *src = calloc(k, sizeof *src);
+	struct source **heap = calloc(k, sizeof *heap);
+	const bool kv = s->f->fmt == CLS_FMT_KV;
+	size_t i, n = 0;
+	int rc = 0;
+
+	if (!src || !heap) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		rc = CLS_E_FAIL;
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		src[i].run = &runs[i];
+		enc_cursor_init(&src[i].c, s->f, runs[i].data, runs[i].len, "run");
+		rc = enc_cursor_next(&src[i].c);
+		if (rc < 0)
+			goto out;
+		if (rc)
+			heap[n++] = &src[i];
+	}
+	rc = 0;
+	for (i = n / 2; i-- > 0;)
+		sift_down(heap, n, i);
+	while (n && rc == 0) {
+		struct source *top = heap[0];
+		rc = out_write(w, top->c.rec, top->c.len);
+		if (rc == 0 && kv)
+			rc = out_write(w, "\n", 1);
+		if (rc)
+			break;
+		rc = enc_cursor_next(&top->c);
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			heap[0] = heap[--n];
+		rc = 0;
+		release_behind(top);
+		sift_down(heap, n, 0);
+	}
+out:
+	free(src);
+	free(heap);
+	s->merges++;
+	return rc;
+}
+
+/* A writer for a new run: a temporary file or memory. */
+static int run_writer(struct sorter *s, struct out_writer *w, struct run *r, size_t expect)
+{
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+	if (!s->spill)
+		return out_open_mem(w, expect);
+	r->fd = tmp_create(s->o->tmpdir);
+	if (r->fd < 0)
+		return CLS_E_FAIL;
+	{
+		static char name[4200];
+		snprintf(name, sizeof name, "a temporary file in %s", s->o->tmpdir);
+		return out_open_fd(w, r->fd, name);
+	}
+}
+
+/* Make the run's written bytes readable through r->data. */
+static int run_seal(struct out_writer *w, struct run *r)
+{
+	if (w->mem) {
+		r->heap = w->buf;
+		r->data = w->buf;
+		r->len = w->len;
+		w->buf = NULL;
+		return 0;
+	}
+	if (out_finish(w))
+		return CLS_E_FAIL;
+	r->len = w->total;
+	if (r->len == 0) {
+		r->data = (const unsigned char *)"";
+		return 0;
+	}
+	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		msg_errno(errno, "cannot map a temporary file in %s", w->name);
+		return CLS_E_FAIL;
+	}
+	madvise(r->map, r->len, MADV_SEQUENTIAL);
+	r->data = r->map;
+	return 0;
+}
+
+/* Merge the last k runs into one, in their place. */
+static int merge_tail(struct sorter *s, size_t k)
+{
+	struct run *first = &s->runs[s->nruns - k], merged;
+	struct out_writer w;
+	size_t i, bytes = 0;
+	unsigned level = 0;
+	double t0 = now_sec();
+	int rc;
+
+	for (i = 0; i < k; i++) {
+		bytes += first[i].len;
+		if (first[i].level > level)
+			level = first[i].level;
+	}
+	if (run_writer(s, &w, &merged, bytes))
+		return CLS_E_FAIL;
+	rc = merge_runs(s, first, k, &w);
+	if (rc == 0)
+		rc = run_seal(&w, &merged);
+	else
+		out_abort(&w);
+	if (rc) {
+		run_free(&merged);
+		return rc;
+	}
+	for (i = 0; i < k; i++)
+		run_free(&first[i]);
+	merged.level = level + 1;
+	*first = merged;
+	s->nruns -= k - 1;
+	s->t_merge += now_sec() - t0;
+	return 0;
+}
+
+static int push_run(struct sorter *s, const struct run *r)
+{
+	if (s->nruns == s->runs_cap) {
+		size_t cap = s->runs_cap ? 2 * s->runs_cap : 16;
+		struct run *g = realloc(s->runs, cap * sizeof *g);
+		if (!g) {
+			msg_errno(ENOMEM, "cannot keep a sorted run");
+			return CLS_E_FAIL;
+		}
+		s->runs = g;
+		s->runs_cap = cap;
+	}
+	s->runs[s->nruns++] = *r;
+	/* Files: merge fan-in runs of one level as soon as there are that many,
+	 * which bounds the files open at once. */
+	while (s->spill && s->nruns >= s->fanin) {
+		size_t i;
+		for (i = s->nruns - s->fanin; i < s->nruns; i++)
+			if (s->runs[i].level != s->runs[s->nruns - 1].level)
+				return 0;
+		if (merge_tail(s, s->fanin))
+			return CLS_E_FAIL;
+	}
+	return 0;
+}
+
+/* --- setup --------------------------------------------------------------- */
+
+/* Records in the input when cheap to know; kv inputs larger than this are
+ * taken as large without counting. */
+#define COUNT_LIMIT ((uint64_t)64 << 20)
+
+static uint64_t count_records(const struct enc_format *f, const struct in_set *in)
+{
+	uint64_t n = 0;
+	size_t i;
+	if (f->fmt == CLS_FMT_BIN)
+		return in->bytes / f->rec_size;
+	if (in->bytes > COUNT_LIMIT)
+		return UINT64_MAX;
+	for (i = 0; i < in->count; i++) {
+		const char *p = (const char *)in->files[i].data, *end = p + in->files[i].size, *nl;
+		while (p < end) {
+			nl = memchr(p, '\n', (size_t)(end - p));
+			p = nl ? nl + 1 : end;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
+{
+	const struct cls_opts *o = s->o;
+	const struct enc_format *f = s->f;
+	const size_t ws = word_size(f->kind);
+	size_t per_record = ws + (f->fmt == CLS_FMT_KV ? sizeof(struct kv_line) : 0);
+	uint64_t cap, budget;
+	int rc;
+
+	if (!o->device_explicit && total <= o->host_max) {
+		s->host = true;
+		s->cap = total ? (size_t)total : 1;
+		msg_info(1, "%llu records: sorting on the host", (unsigned long long)total);
+		return 0;
+	}
+	if (dev_open(&s->dev, o->device, o->verbose > 0))
+		return CLS_E_FAIL;
+	s->dev_opened = true;
+	if (eng_open(&s->eng, &s->dev, f->kind, o->local))
+		return CLS_E_FAIL;
+
+	budget = o->buffer_bytes;
+	if (o->buffer_percent > 0)
+		budget = (uint64_t)((double)s->dev.global_mem * o->buffer_percent / 100.0);
+	if (budget == 0)
+		budget = (uint64_t)((double)s->dev.global_mem * DEVICE_FRACTION);
+	cap = budget / ws;
+	if (cap > eng_max_words(s->eng))
+		cap = eng_max_words(s->eng);
+	/* A CPU device's buffer lives in host memory too. */
+	if (s->dev.type & CL_DEVICE_TYPE_CPU)
+		per_record += ws;
+	if (cap > o->memory_bytes / 2 / per_record)
+		cap = o->memory_bytes / 2 / per_record;
+	if (f->indexed && cap > UINT32_MAX)
+		cap = UINT32_MAX;
+	if (cap < 1024)
+		cap = 1024;
+	if (cap > total)
+		cap = total ? total : 1;
+	/* The device may hold less than it says: halve until it holds. */
+	while ((rc = eng_reserve(s->eng, (size_t)cap)) == ENG_E_NOMEM && cap > 1024)
+		cap /= 2;
+	if (rc) {
+		if (rc == ENG_E_NOMEM)
+			msg_err("the device cannot hold even %llu words", (unsigned long long)cap);
+		return CLS_E_FAIL;
+	}
+	s->cap = (size_t)cap;
+	return 0;
+}
+
+static void report(const struct sorter *s, size_t runs, uint64_t records)
+{
+	struct eng_times t = { 0, 0, 0 };
+	if (s->eng)
+		eng_times(s->eng, &t);
+	msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
+		 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
+		 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
+		 s->merges, s->merges == 1 ? "" : "es");
+	msg_info(1, "time: encode %.3f s, sort %.3f s, store runs %.3f s, merge %.3f s",
+		 s->t_encode, s->t_sort, s->t_store, s->t_merge);
+	if (s->eng && s->dev.profiling)
+		msg_info(1, "device time: upload %.3f s, sort %.3f s, download %.3f s", t.upload,
+			 t.sort, t.download);
+}
+
+int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
+	      struct out_writer *out)
+{
+	struct sorter s;
+	struct enc_planner pl;
+	struct enc_batch b;
+	uint64_t total = count_records(f, in), records = 0, skipped = 0;
+	size_t runs = 0, i;
+	int rc = CLS_E_FAIL;
+	double t0;
+
+	memset(&s, 0, sizeof s);
+	memset(&b, 0, sizeof b);
+	s.o = o;
+	s.f = f;
+	if (setup(&s, in, total))
+		goto out;
+	b.words = xmalloc(s.cap * word_size(f->kind), "sort words");
+	if (f->fmt == CLS_FMT_KV)
+		b.lines = xmalloc(s.cap * sizeof *b.lines, "line table");
+	if (!b.words || (f->fmt == CLS_FMT_KV && !b.lines))
+		goto out;
+	/* Runs stay in memory when the whole input fits beside the run
+	 * buffers; otherwise they go to temporary files. */
+	s.spill = in->bytes + (uint64_t)s.cap * word_size(f->kind) > o->memory_bytes;
+	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
+		goto out;
+
+	enc_plan_init(&pl, f, in);
+	for (;;) {
+		int planned;
+		rc = CLS_E_FAIL;
+		planned = enc_plan_next(&pl, s.cap, &b);
+		if (planned < 0)
+			goto out;
+		if (!planned)
+			break;
+		t0 = now_sec();
+		if (enc_encode(f, &b))
+			goto out;
+		s.t_encode += now_sec() - t0;
+		t0 = now_sec();
+		if (s.host)
+			host_sort(b.words, b.n, f->kind);
+		else if (eng_sort(s.eng, b.words, b.n))
+			goto out;
+		s.t_sort += now_sec() - t0;
+		records += b.n;
+		skipped += b.skipped;
+		runs++;
+		t0 = now_sec();
+		if (runs == 1 && enc_plan_done(&pl)) {
+			rc = out_emit(out, f, &b);
+			s.t_store += now_sec() - t0;
+			if (rc)
+				goto out;
+			break;
+		} else {
+			struct out_writer w;
+			struct run r;
+			size_t bytes = 0;
+			for (i = 0; i < b.nslices; i++)
+				bytes += b.slices[i].len + 1;
+			if (run_writer(&s, &w, &r, bytes))
+				goto out;
+			rc = out_emit(&w, f, &b);
+			if (rc == 0)
+				rc = run_seal(&w, &r);
+			else
+				out_abort(&w);
+			if (rc == 0)
+				rc = push_run(&s, &r);
+			else
+				run_free(&r);
+			if (rc)
+				goto out;
+			for (i = 0; i < b.nslices; i++)
+				in_release(b.slices[i].file, b.slices[i].off, b.slices[i].len);
+			s.t_store += now_sec() - t0;
+		}
+	}
+	rc = 0;
+	if (runs > 1) {
+		while (s.spill && s.nruns > s.fanin)
+			if ((rc = merge_tail(&s, s.fanin)))
+				goto out;
+		t0 = now_sec();
+		rc = merge_runs(&s, s.runs, s.nruns, out);
+		s.t_merge += now_sec() - t0;
+	}
+	if (skipped)
+		msg_err("skipped %llu line%s with a bad key", (unsigned long long)skipped,
+			skipped == 1 ? "" : "s");
+	report(&s, runs, records);
+out:
+	for (i = 0; i < s.nruns; i++)
+		run_free(&s.runs[i]);
+	free(s.runs);
+	free(b.words);
+	free(b.lines);
+	free(b.slices);
+	eng_close(s.eng);
+	if (s.dev_opened)
+		dev_close(&s.dev);
+	return rc;
+}

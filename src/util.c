@@ -1,0 +1,183 @@
+#include "config.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int util_verbose;
+
+static void vmsg(int errnum, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int len = snprintf(buf, sizeof buf, "clsort: ");
+	len += vsnprintf(buf + len, sizeof buf - (size_t)len, fmt, ap);
+	if (len >= (int)sizeof buf)
+		len = sizeof buf - 1;
+	if (errnum)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, ": %s", strerror(errnum));
+	if (len >= (int)sizeof buf - 1)
+		len = sizeof buf - 2;
+	buf[len++] = '\n';
+	/* One write, so that lines from threads never interleave. */
+	if (write(STDERR_FILENO, buf, (size_t)len) < 0)
+		return;
+}
+
+void msg_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+}
+
+void msg_errno(int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(errnum, fmt, ap);
+	va_end(ap);
+}
+
+void msg_info(int level, const char *fmt, ...)
+{
+	va_list ap;
+	if (util_verbose < level)
+		return;
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+}
+
+double now_sec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void *xmalloc(size_t size, const char *what)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		msg_errno(ENOMEM, "cannot allocate %zu bytes for %s", size, what);
+	return p;
+}
+
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t r = read(fd, (char *)buf + done, len - done);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes, double *percent)
+{
+	char *end;
+	double v;
+
+	*percent = 0;
+	*bytes = 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		return -1;
+	switch (*end) {
+	case '%':
+		if (end[1] || v <= 0 || v > 100)
+			return -1;
+		*percent = v;
+		return 0;
+	case 'b': case 'B': case '\0': break;
+	case 'k': case 'K': v *= 1024.0; break;
+	case 'm': case 'M': v *= 1024.0 * 1024; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+	case 't': case 'T': v *= 1024.0 * 1024 * 1024 * 1024; break;
+	default: return -1;
+	}
+	if (*end && end[1] && !(end[1] == 'B' && !end[2]) && !(end[1] == 'i' && end[2] == 'B' && !end[3]))
+		return -1;
+	if (v < 1 || v > 1.8e19)
+		return -1;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
+unsigned cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+struct thread_call {
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_call *c = p;
+	c->fn(c->arg);
+	return NULL;
+}
+
+void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n)
+{
+	pthread_t tid[256];
+	struct thread_call calls[256];
+	bool started[256];
+	unsigned i;
+
+	if (n > 256)
+		n = 256;
+	for (i = 1; i < n; i++) {
+		calls[i].fn = fn;
+		calls[i].arg = (char *)args + i * argsize;
+		started[i] = pthread_create(&tid[i], NULL, thread_main, &calls[i]) == 0;
+		/* No thread to spare: do that share here instead. */
+		if (!started[i])
+			fn(calls[i].arg);
+	}
+	if (n)
+		fn(args);
+	for (i = 1; i < n; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+}

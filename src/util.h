@@ -1,0 +1,40 @@
+/* Small helpers shared by all modules: messages, time, memory, full I/O. */
+#ifndef CLSORT_UTIL_H
+#define CLSORT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+extern int util_verbose;
+
+/* "clsort: " + message on stderr, one line. */
+void msg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, followed by ": strerror(errnum)". */
+void msg_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Printed only at verbosity >= level. */
+void msg_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+double now_sec(void);
+
+/* malloc that reports failure with what it was for; NULL on failure. */
+void *xmalloc(size_t size, const char *what);
+
+/* Read up to len bytes, retrying on EINTR and short reads; returns bytes
+ * read (less only at end of file) or -1 with errno set. */
+ssize_t read_full(int fd, void *buf, size_t len);
+/* Write all len bytes, retrying on EINTR and partial writes; a write of 0
+ * bytes counts as ENOSPC.  Returns 0 or -1 with errno set. */
+int write_full(int fd, const void *buf, size_t len);
+
+/* Parse "123", "4K", "2G", ... into bytes; percent set when it ends in %. */
+int parse_size(const char *s, uint64_t *bytes, double *percent);
+
+/* Online CPUs, at least 1. */
+unsigned cpu_count(void);
+
+/* Run fn(arg_i) for i in [0, n) on up to n threads, the first on the
+ * calling thread.  args is an array of n elements of size argsize. */
+void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n);
+
+#endif
