@@ -1,1 +1,7 @@
 #!/usr/bin/env bats
+load helpers
+
+@test "placeholder: sort pending" {
+  run "$CLSORT" --version
+  assert_success
+}

@@ -1,1 +1,2 @@
-int main(void){return 0;}
+#include "tap.h"
+int main(void) { ok(1, "placeholder"); return done_testing(); }
