@@ -32,7 +32,7 @@ _clsort()
 	prev=
 	((${#tokens[@]} > 1)) && prev=${tokens[${#tokens[@]} - 2]}
 
-	opt= val=$cur
+	opt='' val=$cur
 	if [[ $cur == --*=* ]]; then
 		opt=${cur%%=*} val=${cur#*=}
 	elif [[ $prev == -* && $prev != *=* ]]; then
@@ -43,7 +43,7 @@ _clsort()
 	case $opt in
 	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64) ;;
 	-f | --format) replies=(bin kv) ;;
-	-t | --field-separator) replies=(: , ';' = '\\t') ;;
+	-t | --field-separator) replies=(':' ',' ';' '=' '\\t') ;;
 	--local-kernel) replies=(bitonic merge) ;;
 	--check)
 		# Only as --check=MODE: a separate word is a file.
