@@ -1,1 +1,455 @@
-int x;
+/* LD_PRELOAD shim that makes chosen reads or writes fail, for the error
+ * handling tests.
+ *
+ *   FAULTINJECT_OP=write|read     which calls fail (default write)
+ *   FAULTINJECT_ERRNO=ENOSPC|EIO|EPIPE|EAGAIN|EINTR|ENOMEM|EFBIG|EDQUOT|EBADF
+ *                                 or a number (default EIO)
+ *   FAULTINJECT_AFTER=N           bytes let through before failing (default 0);
+ *                                 counted over all targeted descriptors
+ *   FAULTINJECT_TARGET=stdout|stdin|tmp|PATHPREFIX
+ *       stdout, stdin: descriptor 1 or 0
+ *       tmp:           descriptors returned by mkstemp/mkostemp/mkstemps/
+ *                      mkostemps
+ *       PATHPREFIX:    descriptors opened with open/open64/openat/openat64/
+ *                      creat/fopen on a path that starts with it
+ *
+ * Without FAULTINJECT_TARGET nothing fails.  A call straddling the limit
+ * first transfers the bytes that remain, as a short read or write, and the
+ * next call fails. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_FD 65536
+
+enum target { T_NONE, T_STDOUT, T_STDIN, T_TMP, T_PATH };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static enum target target;
+static const char *prefix;
+static int fail_read;
+static int fail_errno = EIO;
+static unsigned long long allowed;
+static unsigned long long passed;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char marked[MAX_FD];
+
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ssize_t (*real_pwrite64)(int, const void *, size_t, off64_t);
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
+static ssize_t (*real_pread64)(int, void *, size_t, off64_t);
+static int (*real_open)(const char *, int, ...);
+static int (*real_open64)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_openat64)(int, const char *, int, ...);
+static int (*real_creat)(const char *, mode_t);
+static FILE *(*real_fopen)(const char *, const char *);
+static int (*real_mkstemp)(char *);
+static int (*real_mkostemp)(char *, int);
+static int (*real_mkstemps)(char *, int);
+static int (*real_mkostemps)(char *, int, int);
+static int (*real_close)(int);
+static int (*real_dup2)(int, int);
+
+static int parse_errno(const char *s)
+{
+	static const struct {
+		const char *name;
+		int code;
+	} names[] = {
+		{ "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EPIPE", EPIPE }, { "EAGAIN", EAGAIN },
+		{ "EINTR", EINTR }, { "ENOMEM", ENOMEM }, { "EFBIG", EFBIG }, { "EDQUOT", EDQUOT },
+		{ "EBADF", EBADF }, { "EACCES", EACCES }, { "EROFS", EROFS }, { "EINVAL", EINVAL },
+	};
+	size_t i;
+	char *end;
+	long v;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].code;
+	v = strtol(s, &end, 10);
+	if (*s && !*end && v > 0)
+		return (int)v;
+	fprintf(stderr, "faultinject: unknown FAULTINJECT_ERRNO '%s', using EIO\n", s);
+	return EIO;
+}
+
+static void *sym(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static void init(void)
+{
+	const char *t = getenv("FAULTINJECT_TARGET");
+	const char *op = getenv("FAULTINJECT_OP");
+	const char *e = getenv("FAULTINJECT_ERRNO");
+	const char *a = getenv("FAULTINJECT_AFTER");
+
+	real_write = sym("write");
+	real_read = sym("read");
+	real_writev = sym("writev");
+	real_readv = sym("readv");
+	real_pwrite = sym("pwrite");
+	real_pwrite64 = sym("pwrite64");
+	real_pread = sym("pread");
+	real_pread64 = sym("pread64");
+	real_open = sym("open");
+	real_open64 = sym("open64");
+	real_openat = sym("openat");
+	real_openat64 = sym("openat64");
+	real_creat = sym("creat");
+	real_fopen = sym("fopen");
+	real_mkstemp = sym("mkstemp");
+	real_mkostemp = sym("mkostemp");
+	real_mkstemps = sym("mkstemps");
+	real_mkostemps = sym("mkostemps");
+	real_close = sym("close");
+	real_dup2 = sym("dup2");
+
+	fail_read = op && !strcmp(op, "read");
+	if (e && *e)
+		fail_errno = parse_errno(e);
+	if (a && *a)
+		allowed = strtoull(a, NULL, 10);
+	if (!t || !*t)
+		target = T_NONE;
+	else if (!strcmp(t, "stdout"))
+		target = T_STDOUT;
+	else if (!strcmp(t, "stdin"))
+		target = T_STDIN;
+	else if (!strcmp(t, "tmp"))
+		target = T_TMP;
+	else {
+		target = T_PATH;
+		prefix = t;
+	}
+}
+
+static void setup(void)
+{
+	pthread_once(&once, init);
+}
+
+static int targeted(int fd)
+{
+	switch (target) {
+	case T_STDOUT:
+		return fd == STDOUT_FILENO;
+	case T_STDIN:
+		return fd == STDIN_FILENO;
+	case T_TMP:
+	case T_PATH:
+		return fd >= 0 && fd < MAX_FD && marked[fd];
+	default:
+		return 0;
+	}
+}
+
+static void mark(int fd, int on)
+{
+	if (fd >= 0 && fd < MAX_FD)
+		marked[fd] = (unsigned char)on;
+}
+
+static void mark_path(int fd, const char *path)
+{
+	if (fd >= 0)
+		mark(fd, target == T_PATH && path && !strncmp(path, prefix, strlen(prefix)));
+}
+
+/* How many of len bytes may go through on fd now: len when the fd is not
+ * targeted; otherwise what is left of the allowance (0: fail the call). */
+static size_t budget(int fd, size_t len, int is_read)
+{
+	size_t n;
+
+	if (is_read != fail_read || !targeted(fd) || len == 0)
+		return len;
+	pthread_mutex_lock(&lock);
+	n = passed >= allowed ? 0 : allowed - passed < len ? (size_t)(allowed - passed) : len;
+	passed += n;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+/* --- data calls ----------------------------------------------------- */
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	size_t n;
+	setup();
+	n = budget(fd, len, 0);
+	if (n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_write(fd, buf, n);
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	size_t n;
+	setup();
+	n = budget(fd, len, 1);
+	if (n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_read(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t n;
+	setup();
+	n = budget(fd, len, 0);
+	if (n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_pwrite(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t len, off64_t off)
+{
+	size_t n;
+	setup();
+	n = budget(fd, len, 0);
+	if (n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_pwrite64(fd, buf, n, off);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	size_t n;
+	setup();
+	n = budget(fd, len, 1);
+	if (n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_pread(fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t len, off64_t off)
+{
+	size_t n;
+	setup();
+	n = budget(fd, len, 1);
+	if (n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_pread64(fd, buf, n, off);
+}
+
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+	size_t t = 0;
+	int i;
+	for (i = 0; i < cnt; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* Vector calls on a targeted fd go through the plain calls, one buffer at
+ * a time, so that the allowance is counted the same way. */
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	ssize_t done = 0;
+	int i;
+	setup();
+	if (fail_read || !targeted(fd))
+		return real_writev(fd, iov, cnt);
+	if (iov_total(iov, cnt) == 0)
+		return 0;
+	for (i = 0; i < cnt; i++) {
+		ssize_t w;
+		if (iov[i].iov_len == 0)
+			continue;
+		w = write(fd, iov[i].iov_base, iov[i].iov_len);
+		if (w < 0)
+			return done ? done : -1;
+		done += w;
+		if ((size_t)w < iov[i].iov_len)
+			break;
+	}
+	return done;
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	ssize_t done = 0;
+	int i;
+	setup();
+	if (!fail_read || !targeted(fd))
+		return real_readv(fd, iov, cnt);
+	if (iov_total(iov, cnt) == 0)
+		return 0;
+	for (i = 0; i < cnt; i++) {
+		ssize_t r;
+		if (iov[i].iov_len == 0)
+			continue;
+		r = read(fd, iov[i].iov_base, iov[i].iov_len);
+		if (r < 0)
+			return done ? done : -1;
+		done += r;
+		if ((size_t)r < iov[i].iov_len)
+			break;
+	}
+	return done;
+}
+
+/* --- descriptor bookkeeping ------------------------------------------ */
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	if (flags & (O_CREAT | O_TMPFILE))
+		return (mode_t)va_arg(ap, int);
+	return 0;
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd;
+	setup();
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	fd = real_open(path, flags, mode);
+	mark_path(fd, path);
+	return fd;
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd;
+	setup();
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	fd = real_open64(path, flags, mode);
+	mark_path(fd, path);
+	return fd;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd;
+	setup();
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	fd = real_openat(dirfd, path, flags, mode);
+	mark_path(fd, path);
+	return fd;
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd;
+	setup();
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	fd = real_openat64(dirfd, path, flags, mode);
+	mark_path(fd, path);
+	return fd;
+}
+
+int creat(const char *path, mode_t mode)
+{
+	int fd;
+	setup();
+	fd = real_creat(path, mode);
+	mark_path(fd, path);
+	return fd;
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	FILE *fp;
+	setup();
+	fp = real_fopen(path, mode);
+	if (fp)
+		mark_path(fileno(fp), path);
+	return fp;
+}
+
+static int tmp_fd(int fd)
+{
+	if (fd >= 0)
+		mark(fd, target == T_TMP);
+	return fd;
+}
+
+int mkstemp(char *tmpl)
+{
+	setup();
+	return tmp_fd(real_mkstemp(tmpl));
+}
+
+int mkostemp(char *tmpl, int flags)
+{
+	setup();
+	return tmp_fd(real_mkostemp(tmpl, flags));
+}
+
+int mkstemps(char *tmpl, int suffixlen)
+{
+	setup();
+	return tmp_fd(real_mkstemps(tmpl, suffixlen));
+}
+
+int mkostemps(char *tmpl, int suffixlen, int flags)
+{
+	setup();
+	return tmp_fd(real_mkostemps(tmpl, suffixlen, flags));
+}
+
+/* glibc's 64-bit aliases, in case a caller is built with them. */
+int mkstemp64(char *tmpl) __attribute__((alias("mkstemp")));
+int mkostemp64(char *tmpl, int flags) __attribute__((alias("mkostemp")));
+
+int close(int fd)
+{
+	setup();
+	mark(fd, 0);
+	return real_close(fd);
+}
+
+int dup2(int oldfd, int newfd)
+{
+	int fd;
+	setup();
+	fd = real_dup2(oldfd, newfd);
+	if (fd >= 0 && oldfd != newfd)
+		mark(fd, oldfd >= 0 && oldfd < MAX_FD ? marked[oldfd] : 0);
+	return fd;
+}
