@@ -1,7 +1,202 @@
 #!/usr/bin/env bats
+# Bare u32 keys through the device engine: edge sizes around the tile and
+# work-group boundaries, key distributions, both directions, both tile
+# kernels, the ways input can arrive, and the host shortcut.  Every result
+# is compared byte for byte with refsort's.
 load helpers
 
-@test "placeholder: sort pending" {
-  run "$CLSORT" --version
+# gen FILE N SEED [DIST]: N u32 keys into FILE.
+gen() {
+  "$REFSORT" gen u32 "$2" "$3" "${4:-rand}" > "$1"
+}
+
+# expect FILE [-r]: refsort's order of FILE into $BATS_TEST_TMPDIR/want.
+expect() {
+  "$REFSORT" sort "${@:2}" < "$1" > "$BATS_TEST_TMPDIR/want"
+}
+
+# same_as_ref FILE WHAT [CLSORT OPTION]...: clsort on the device sorts
+# FILE as refsort does; -r among the options sorts both descending.
+same_as_ref() {
+  local in=$1 what=$2 ref=() a
+  shift 2
+  for a; do [ "$a" = -r ] && ref=(-r); done
+  expect "$in" "${ref[@]}"
+  "$CLSORT" "${DEV[@]}" "$@" "$in" > "$BATS_TEST_TMPDIR/got" ||
+    fail "clsort $* failed with status $? on $what"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" ||
+    fail "clsort $* differs from refsort on $what"
+}
+
+# sizes_check SIZE [DIST...]: every listed distribution (all five by
+# default) of SIZE keys, ascending and descending, both tile kernels.
+sizes_check() {
+  local n=$1 d r k f="$BATS_TEST_TMPDIR/in" dists
+  shift
+  dists=("$@")
+  [ $# -gt 0 ] || dists=(rand equal few sorted reverse)
+  for d in "${dists[@]}"; do
+    gen "$f" "$n" "$n" "$d"
+    for r in "" -r; do
+      for k in --local-kernel=bitonic --local-kernel=merge; do
+        same_as_ref "$f" "$n keys, $d" $r "$k"
+      done
+    done
+  done
+}
+
+@test "no keys: empty output" {
+  sizes_check 0
+  [ ! -s "$BATS_TEST_TMPDIR/got" ]
+}
+
+@test "1 key" { sizes_check 1; }
+@test "2 keys" { sizes_check 2; }
+@test "3 keys" { sizes_check 3; }
+@test "255 keys" { sizes_check 255; }
+@test "256 keys" { sizes_check 256; }
+@test "257 keys" { sizes_check 257; }
+@test "4095 keys" { sizes_check 4095; }
+@test "4097 keys" { sizes_check 4097; }
+@test "65537 keys" { sizes_check 65537; }
+
+@test "2^20-1 keys" {
+  sizes_check $(((1 << 20) - 1)) rand few
+  sizes_check $(((1 << 20) - 1)) reverse
+}
+
+@test "2^20+3 keys" {
+  sizes_check $(((1 << 20) + 3)) rand equal
+}
+
+@test "2^20 +-1 keys, every distribution" {
+  [ "$RUN_EXPENSIVE_TESTS" = yes ] || skip "expensive"
+  sizes_check $(((1 << 20) - 1))
+  sizes_check $(((1 << 20) + 3))
+}
+
+@test "sweep of random sizes, random and few-distinct keys" {
+  local i n f="$BATS_TEST_TMPDIR/in"
+  RANDOM=2024
+  for i in $(seq 20); do
+    # Mostly small sizes, a few up to about 200000.
+    if ((i % 4 == 0)); then n=$((RANDOM * 6 + RANDOM % 7)); else n=$((RANDOM % 9000 + 1)); fi
+    gen "$f" "$n" "$i" $( ((i % 2)) && echo rand || echo few)
+    same_as_ref "$f" "$n keys (seed $i)"
+    same_as_ref "$f" "$n keys (seed $i)" -r --local-kernel=merge
+  done
+}
+
+@test "the output is a permutation of the input, not just ordered" {
+  # Guards the reference itself: sorted keys, then their multiset.
+  local f="$BATS_TEST_TMPDIR/in"
+  gen "$f" 5000 77 few
+  "$CLSORT" "${DEV[@]}" "$f" > "$BATS_TEST_TMPDIR/got"
+  od -An -v -tu4 -w4 "$f" | sort -n > "$BATS_TEST_TMPDIR/in.txt"
+  od -An -v -tu4 -w4 "$BATS_TEST_TMPDIR/got" > "$BATS_TEST_TMPDIR/got.txt"
+  cmp "$BATS_TEST_TMPDIR/in.txt" "$BATS_TEST_TMPDIR/got.txt"
+}
+
+@test "input on stdin: a regular file and a pipe" {
+  local f="$BATS_TEST_TMPDIR/in"
+  gen "$f" 70000 5
+  expect "$f"
+  "$CLSORT" "${DEV[@]}" < "$f" > "$BATS_TEST_TMPDIR/got"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+  cat "$f" | "$CLSORT" "${DEV[@]}" > "$BATS_TEST_TMPDIR/got"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+  expect "$f" -r
+  cat "$f" | "$CLSORT" "${DEV[@]}" -r > "$BATS_TEST_TMPDIR/got"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+}
+
+@test "several files are sorted together" {
+  local d=$BATS_TEST_TMPDIR
+  gen "$d/a" 3000 11
+  gen "$d/b" 1 12
+  gen "$d/c" 0 13
+  gen "$d/e" 40000 14 few
+  cat "$d/a" "$d/b" "$d/c" "$d/e" > "$d/all"
+  expect "$d/all"
+  "$CLSORT" "${DEV[@]}" "$d/a" "$d/b" "$d/c" "$d/e" > "$d/got"
+  cmp "$d/want" "$d/got"
+  expect "$d/all" -r
+  "$CLSORT" "${DEV[@]}" -r --local-kernel=merge "$d/a" "$d/b" "$d/c" "$d/e" > "$d/got"
+  cmp "$d/want" "$d/got"
+}
+
+@test "the same file twice counts twice" {
+  local d=$BATS_TEST_TMPDIR
+  gen "$d/a" 5000 21
+  cat "$d/a" "$d/a" > "$d/all"
+  expect "$d/all"
+  "$CLSORT" "${DEV[@]}" "$d/a" "$d/a" > "$d/got"
+  cmp "$d/want" "$d/got"
+}
+
+@test "- reads stdin among files, in its place" {
+  local d=$BATS_TEST_TMPDIR
+  gen "$d/a" 2000 31
+  gen "$d/b" 3000 32
+  gen "$d/c" 4000 33
+  cat "$d/a" "$d/b" "$d/c" > "$d/all"
+  expect "$d/all"
+  "$CLSORT" "${DEV[@]}" "$d/a" - "$d/c" < "$d/b" > "$d/got"
+  cmp "$d/want" "$d/got"
+  cat "$d/b" | "$CLSORT" "${DEV[@]}" - "$d/a" "$d/c" > "$d/got"
+  cmp "$d/want" "$d/got"
+}
+
+@test "-o writes a file; -o onto its own input sorts it in place" {
+  local d=$BATS_TEST_TMPDIR
+  gen "$d/f" 50000 41
+  expect "$d/f"
+  "$CLSORT" "${DEV[@]}" -o "$d/out" "$d/f"
+  cmp "$d/want" "$d/out"
+  run "$CLSORT" "${DEV[@]}" -o "$d/f" "$d/f"
   assert_success
+  assert_output ""
+  cmp "$d/want" "$d/f"
+}
+
+@test "-o onto one of several inputs" {
+  local d=$BATS_TEST_TMPDIR
+  gen "$d/a" 3000 51
+  gen "$d/b" 3000 52 reverse
+  cat "$d/a" "$d/b" > "$d/all"
+  expect "$d/all" -r
+  "$CLSORT" "${DEV[@]}" -r -o "$d/b" "$d/a" "$d/b"
+  cmp "$d/want" "$d/b"
+}
+
+@test "the host shortcut sorts small inputs as the device does" {
+  local d=$BATS_TEST_TMPDIR n r
+  for n in 0 1 2 17 1000 4096; do
+    gen "$d/in" "$n" "$n" few
+    for r in "" -r; do
+      expect "$d/in" $r
+      run env -u CLSORT_DEVICE "$CLSORT" -v $r -o "$d/host" "$d/in"
+      assert_success
+      assert_output --partial "on the host"
+      run "$CLSORT" "${DEV[@]}" -v $r -o "$d/dev" "$d/in"
+      assert_success
+      refute_output --partial "on the host"
+      cmp "$d/want" "$d/host"
+      cmp "$d/want" "$d/dev"
+    done
+  done
+}
+
+@test "--host-threshold moves the shortcut" {
+  local d=$BATS_TEST_TMPDIR
+  gen "$d/in" 20000 61
+  expect "$d/in"
+  run env -u CLSORT_DEVICE "$CLSORT" -v --host-threshold=30000 -o "$d/host" "$d/in"
+  assert_success
+  assert_output --partial "on the host"
+  cmp "$d/want" "$d/host"
+  run env -u CLSORT_DEVICE "$CLSORT" -v --host-threshold=10 -o "$d/dev" "$d/in"
+  assert_success
+  refute_output --partial "on the host"
+  cmp "$d/want" "$d/dev"
 }
