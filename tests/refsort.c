@@ -14,7 +14,7 @@
  *       word instead draws them as gen does.  Values are printable text of
  *       0..MAXVAL bytes (default 40) that may contain ':'.
  *   refsort sort [-k TYPE] [-r] [-R SIZE] [--key-offset OFF] [-f bin|kv]
- *                [-t SEP] [--skip-bad]
+ *                [-t SEP] [--skip-bad] [-s]
  *       stdin to stdout, stable, in clsort's documented order: NaNs (any
  *       sign or payload) compare equal to each other and above everything
  *       else, -0.0 below +0.0.  -r reverses the order, equal keys still in
@@ -619,6 +619,8 @@ static int cmd_sort(int argc, char **argv)
 			desc = 1;
 		} else if (!strcmp(a, "--skip-bad")) {
 			skip_bad = 1;
+		} else if (!strcmp(a, "-s") || !strcmp(a, "--stable")) {
+			/* always stable */
 		} else if (!v) {
 			die("option needs a value", a);
 		} else if (!strcmp(a, "-k")) {
