@@ -7,10 +7,10 @@ inline void local_flip(__local word_t *tile, uint b)
 {
 	for (uint c = get_local_id(0); c < TILE / 2; c += WG) {
 		const uint blk = (c / (b / 2)) * b, i = c % (b / 2);
-		word_t x = tile[blk + i], y = tile[blk + b - 1 - i];
+		word_t x = tile[TI(blk + i)], y = tile[TI(blk + b - 1 - i)];
 		CMPSWAP(x, y);
-		tile[blk + i] = x;
-		tile[blk + b - 1 - i] = y;
+		tile[TI(blk + i)] = x;
+		tile[TI(blk + b - 1 - i)] = y;
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -20,10 +20,10 @@ inline void local_half(__local word_t *tile, uint d)
 {
 	for (uint c = get_local_id(0); c < TILE / 2; c += WG) {
 		const uint lo = (c / d) * 2 * d + c % d;
-		word_t x = tile[lo], y = tile[lo + d];
+		word_t x = tile[TI(lo)], y = tile[TI(lo + d)];
 		CMPSWAP(x, y);
-		tile[lo] = x;
-		tile[lo + d] = y;
+		tile[TI(lo)] = x;
+		tile[TI(lo + d)] = y;
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -42,12 +42,12 @@ inline void local_half_from(__local word_t *tile, uint d)
 	barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Sort each tile of TILE words. */
+/* Sort each tile of TILE words, from tile number first_tile on. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void tile_sort_bitonic(__global word_t *buf, const ulong n)
+void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_tile)
 {
-	__local word_t tile[TILE];
-	const ulong base = (ulong)get_group_id(0) * TILE;
+	__local word_t tile[TILE_ALLOC];
+	const ulong base = (first_tile + get_group_id(0)) * TILE;
 	word_t r[EPT];
 
 	if (base >= n)
@@ -65,12 +65,12 @@ void tile_sort_bitonic(__global word_t *buf, const ulong n)
 }
 
 /* Last substages of a merge stage of block size > TILE: half-cleaners of
- * distance TILE/2 .. 1, each tile on its own. */
+ * distance TILE/2 .. 1, each tile on its own, from tile first_tile on. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void tile_merge_tail(__global word_t *buf, const ulong n)
+void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile)
 {
-	__local word_t tile[TILE];
-	const ulong base = (ulong)get_group_id(0) * TILE;
+	__local word_t tile[TILE_ALLOC];
+	const ulong base = (first_tile + get_group_id(0)) * TILE;
 
 	if (base >= n)
 		return;
@@ -79,7 +79,7 @@ void tile_merge_tail(__global word_t *buf, const ulong n)
 	tile_store(buf, n, base, tile);
 }
 
-/* Global passes, K substages fused in registers.
+/* Global passes, K substages fused in registers (K = 1..5).
  *
  * half_K: half-cleaners of distances s*2^(K-1) .. s (s = 1 << log_s).  A
  * work-item owns the 2^K words b + j*s, a set closed under those
@@ -94,7 +94,7 @@ inline void half_pass(__global word_t *buf, const ulong n, const uint log_s, con
 {
 	const ulong gid = get_global_id(0), s = 1ul << log_s;
 	const ulong b = ((gid >> log_s) << (log_s + k)) | (gid & (s - 1));
-	word_t r[16];
+	word_t r[32];
 
 	if (b >= n)
 		return;
@@ -121,7 +121,7 @@ inline void flip_pass(__global word_t *buf, const ulong n, const uint log_b, con
 	const ulong base = (gid >> log_s) << log_b;
 	const ulong lo = base + (gid & (s - 1));
 	const ulong hi = base + (1ul << log_b) - 1 - (gid & (s - 1)) - (h - 1) * s;
-	word_t a[8], c[8];
+	word_t a[16], c[16];
 
 	if (hi >= n)
 		return;
@@ -154,7 +154,9 @@ __kernel void half_1(__global word_t *buf, const ulong n, const uint log_s) { ha
 __kernel void half_2(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 2); }
 __kernel void half_3(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 3); }
 __kernel void half_4(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 4); }
+__kernel void half_5(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 5); }
 __kernel void flip_1(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 1); }
 __kernel void flip_2(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 2); }
 __kernel void flip_3(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 3); }
 __kernel void flip_4(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 4); }
+__kernel void flip_5(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 5); }

@@ -16,6 +16,18 @@
 
 #define TILE (WG * EPT)
 
+/* Local memory index of tile word i: one spare word every 128 bytes, so
+ * that work-items reading EPT consecutive words hit different banks. */
+#if WORD_BITS == 32
+#define PAD_SHIFT 5
+#elif WORD_BITS == 64
+#define PAD_SHIFT 4
+#else
+#define PAD_SHIFT 3
+#endif
+#define TI(i) ((i) + ((i) >> PAD_SHIFT))
+#define TILE_ALLOC (TILE + (TILE >> PAD_SHIFT))
+
 #if WORD_BITS == 32
 typedef uint word_t;
 #define WORD_MAX ((uint)0xffffffffu)
@@ -75,7 +87,7 @@ inline void tile_load(__global const word_t *buf, ulong n, ulong base, __local w
 	const uint lid = get_local_id(0);
 	for (uint e = 0; e < EPT; e++) {
 		const uint i = e * WG + lid;
-		tile[i] = base + i < n ? buf[base + i] : WORD_MAX;
+		tile[TI(i)] = base + i < n ? buf[base + i] : WORD_MAX;
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -86,7 +98,7 @@ inline void tile_store(__global word_t *buf, ulong n, ulong base, __local const 
 	for (uint e = 0; e < EPT; e++) {
 		const uint i = e * WG + lid;
 		if (base + i < n)
-			buf[base + i] = tile[i];
+			buf[base + i] = tile[TI(i)];
 	}
 }
 
@@ -96,7 +108,7 @@ inline void regs_from_tile(word_t *r, __local const word_t *tile)
 	const uint first = get_local_id(0) * EPT;
 #pragma unroll
 	for (uint e = 0; e < EPT; e++)
-		r[e] = tile[first + e];
+		r[e] = tile[TI(first + e)];
 }
 
 inline void regs_to_tile(const word_t *r, __local word_t *tile)
@@ -104,5 +116,5 @@ inline void regs_to_tile(const word_t *r, __local word_t *tile)
 	const uint first = get_local_id(0) * EPT;
 #pragma unroll
 	for (uint e = 0; e < EPT; e++)
-		tile[first + e] = r[e];
+		tile[TI(first + e)] = r[e];
 }

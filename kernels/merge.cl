@@ -5,14 +5,15 @@
  * sibling's words strictly less, those of the right run the words less or
  * equal, so equal words keep their order and no two land on one place. */
 
-/* Number of words in sib[0..w) before x: strictly less when strict, else
- * less or equal. */
-inline uint rank_in(__local const word_t *sib, uint w, word_t x, bool strict)
+/* Number of words in tile[sib..sib+w) before x: strictly less when
+ * strict, else less or equal. */
+inline uint rank_in(__local const word_t *tile, uint sib, uint w, word_t x, bool strict)
 {
 	uint lo = 0, hi = w;
 	while (lo < hi) {
 		const uint mid = (lo + hi) / 2;
-		const bool before = strict ? WLESS(sib[mid], x) : !WLESS(x, sib[mid]);
+		const word_t y = tile[TI(sib + mid)];
+		const bool before = strict ? WLESS(y, x) : !WLESS(x, y);
 		if (before)
 			lo = mid + 1;
 		else
@@ -22,10 +23,10 @@ inline uint rank_in(__local const word_t *sib, uint w, word_t x, bool strict)
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void tile_sort_merge(__global word_t *buf, const ulong n)
+void tile_sort_merge(__global word_t *buf, const ulong n, const ulong first_tile)
 {
-	__local word_t tile[TILE];
-	const ulong base = (ulong)get_group_id(0) * TILE;
+	__local word_t tile[TILE_ALLOC];
+	const ulong base = (first_tile + get_group_id(0)) * TILE;
 	const uint first = get_local_id(0) * EPT;
 	word_t r[EPT];
 	uint dest[EPT];
@@ -45,15 +46,55 @@ void tile_sort_merge(__global word_t *buf, const ulong n)
 		barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
 		for (uint e = 0; e < EPT; e++)
-			dest[e] = pair + (first + e - run) + rank_in(tile + sib, w, r[e], left);
+			dest[e] = pair + (first + e - run) + rank_in(tile, sib, w, r[e], left);
 		barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
 		for (uint e = 0; e < EPT; e++)
-			tile[dest[e]] = r[e];
+			tile[TI(dest[e])] = r[e];
 		barrier(CLK_LOCAL_MEM_FENCE);
 		regs_from_tile(r, tile);
 	}
 	regs_to_tile(r, tile);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
+}
+
+/* Global merge pass, out of place: pairs of sorted runs of width w in src
+ * become sorted runs of 2w in dst.  Each work-item writes MERGE_ITEMS
+ * consecutive outputs (of one pair or of several): for each pair it finds
+ * by binary search how many of the left run's words come before its first
+ * output there (the co-rank), then merges sequentially.  On equal words
+ * the left run goes first.  This is the O(n log n) finish for devices
+ * where the bitonic passes' extra log n factor costs more than their
+ * regular access saves (CPUs). */
+__kernel void merge_pass(__global const word_t *src, __global word_t *dst, const ulong n,
+			 const ulong w)
+{
+	const ulong first = get_global_id(0) * MERGE_ITEMS;
+	const ulong last = min(first + MERGE_ITEMS, n);
+	ulong o = first;
+
+	while (o < last) {
+		const ulong bs = o / (2 * w) * (2 * w);
+		const ulong b0 = min(bs + w, n), b1 = min(bs + 2 * w, n);
+		const ulong la = b0 - bs, lb = b1 - b0, diag = o - bs;
+		const ulong oend = min(last, b1);
+		ulong lo = diag > lb ? diag - lb : 0, hi = min(diag, la), i, j;
+
+		while (lo < hi) {
+			const ulong mid = (lo + hi) / 2;
+			if (!WLESS(src[b0 + diag - mid - 1], src[bs + mid]))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		i = lo;
+		j = diag - lo;
+		for (; o < oend; o++) {
+			const bool take_a = i < la && (j >= lb || !WLESS(src[b0 + j], src[bs + i]));
+			dst[o] = take_a ? src[bs + i] : src[b0 + j];
+			i += take_a;
+			j += !take_a;
+		}
+	}
 }

@@ -217,8 +217,8 @@ static void kv_report(const struct enc_format *f, const char *name, uint64_t lin
 	else if (klen == 0)
 		msg_err("%s:%llu: empty key", name, (unsigned long long)line_no);
 	else
-		msg_err("%s:%llu: invalid %s key '%s'", name, (unsigned long long)line_no, shown,
-			f->kt->name);
+		msg_err("%s:%llu: invalid %s key '%s'", name, (unsigned long long)line_no,
+			f->kt->name, shown);
 }
 
 /* A share of one slice, cut at line boundaries, parsed by one thread. */

@@ -7,19 +7,36 @@
 
 #include "util.h"
 
-#define MAX_FUSE 4
+/* Most substages one global pass fuses in registers (2^K words per
+ * work-item); kernels exist for 1..MAX_FUSE. */
+#define MAX_FUSE 5
+/* Transfers move in chunks of about this many bytes, so that tile sorts
+ * start while the rest is still on its way. */
+#define CHUNK_BYTES ((size_t)32 << 20)
 
 struct engine {
 	struct dev_ctx *dev;
+	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
 	enum word_kind kind;
 	size_t wsize;
 	size_t wg, ept, tile;
+	unsigned fuse;			/* substages fused per global pass */
 	cl_program prog;
 	cl_kernel tile_sort, tail;
 	cl_kernel half[MAX_FUSE + 1], flip[MAX_FUSE + 1];
-	cl_mem buf;
+	/* Global phase by merge-path passes, out of place through buf2,
+	 * instead of bitonic passes: the better choice on CPU devices. */
+	bool global_merge;
+	cl_kernel merge;
+	size_t merge_items, merge_wg;
+	cl_mem buf, buf2;
 	size_t buf_words;
+	cl_mem host_mem;		/* pinned staging buffer, mapped */
+	void *host_ptr;
+	size_t host_words;
 	struct eng_times times;
+	cl_event *prof;			/* kernel events of this sort, when profiling */
+	size_t nprof, prof_cap;
 };
 
 static unsigned log2_floor(size_t v)
@@ -46,25 +63,44 @@ static size_t env_size(const char *name, size_t fallback)
 }
 
 /* Tile shape: work-group size times words per work-item, within the
- * device's work-group and local-memory limits.  CLSORT_WG and CLSORT_EPT
- * override, for measurement. */
-static void choose_tile(struct engine *e)
+ * device's work-group and local-memory limits; and how many substages a
+ * global pass fuses.  CLSORT_WG, CLSORT_EPT and CLSORT_FUSE override, for
+ * measurement. */
+static void choose_shape(struct engine *e)
 {
 	const struct dev_ctx *d = e->dev;
-	bool gpu = d->type & CL_DEVICE_TYPE_GPU;
+	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
 	size_t wg = env_size("CLSORT_WG", gpu ? 256 : 64);
 	size_t ept = env_size("CLSORT_EPT", e->wsize == 16 ? 4 : 8);
+	size_t fuse = env_size("CLSORT_FUSE", e->wsize == 16 ? 4 : 16);
 
 	while (wg > 1 && wg > d->max_wg)
 		wg /= 2;
 	/* Leave room for what the compiler keeps in local memory itself. */
-	while (wg * ept * e->wsize > d->local_mem / 2 && wg > 1)
+	while (wg * ept * e->wsize * 17 / 16 > d->local_mem / 2 && wg > 1)
 		wg /= 2;
-	while (wg * ept * e->wsize > d->local_mem / 2 && ept > 2)
+	while (wg * ept * e->wsize * 17 / 16 > d->local_mem / 2 && ept > 2)
 		ept /= 2;
 	e->wg = wg;
 	e->ept = ept;
 	e->tile = wg * ept;
+	{
+		const char *g = getenv("CLSORT_GLOBAL");
+		e->global_merge = !gpu;
+		if (g && !strcmp(g, "merge"))
+			e->global_merge = true;
+		else if (g && !strcmp(g, "bitonic"))
+			e->global_merge = false;
+		else if (g && *g)
+			msg_err("warning: ignoring CLSORT_GLOBAL=%s: use bitonic or merge", g);
+	}
+	e->merge_items = env_size("CLSORT_MERGE_ITEMS", gpu ? 16 : 4096);
+	e->merge_wg = gpu ? 256 : 1;
+	e->fuse = log2_floor(fuse);
+	if (e->fuse < 1)
+		e->fuse = 1;
+	if (e->fuse > MAX_FUSE)
+		e->fuse = MAX_FUSE;
 }
 
 static cl_kernel make_kernel(struct engine *e, const char *name)
@@ -80,6 +116,7 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 {
 	struct engine *e = calloc(1, sizeof *e);
 	char options[256], name[16];
+	cl_int err;
 	int i;
 
 	if (!e) {
@@ -89,14 +126,21 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 	e->dev = d;
 	e->kind = kind;
 	e->wsize = word_size(kind);
-	choose_tile(e);
-	snprintf(options, sizeof options, "-DWORD_BITS=%zu -DWG=%zu -DEPT=%zu", e->wsize * 8,
-		 e->wg, e->ept);
+	choose_shape(e);
+	e->xfer = clCreateCommandQueue(d->context, d->device,
+				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+	if (!e->xfer) {
+		dev_fail("cannot create an OpenCL command queue", err);
+		goto fail;
+	}
+	snprintf(options, sizeof options, "-DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DMERGE_ITEMS=%zu",
+		 e->wsize * 8, e->wg, e->ept, e->merge_items);
 	if (dev_build(d, options, &e->prog))
 		goto fail;
 	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");
 	e->tail = make_kernel(e, "tile_merge_tail");
-	if (!e->tile_sort || !e->tail)
+	e->merge = make_kernel(e, "merge_pass");
+	if (!e->tile_sort || !e->tail || !e->merge)
 		goto fail;
 	for (i = 1; i <= MAX_FUSE; i++) {
 		snprintf(name, sizeof name, "half_%d", i);
@@ -106,8 +150,14 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 		if (!(e->flip[i] = make_kernel(e, name)))
 			goto fail;
 	}
-	msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel",
-		 e->wsize * 8, e->tile, e->wg, e->ept, local == CLS_LOCAL_MERGE ? "merge" : "bitonic");
+	if (e->global_merge)
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global merge-path passes of %zu words per work-item", e->wsize * 8, e->tile,
+			 e->wg, e->ept, local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->merge_items);
+	else
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global bitonic passes of %u substages", e->wsize * 8, e->tile, e->wg, e->ept,
+			 local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->fuse);
 	*out = e;
 	return 0;
 fail:
@@ -115,11 +165,25 @@ fail:
 	return CLS_E_FAIL;
 }
 
+static void release_host(struct engine *e)
+{
+	if (e->host_mem) {
+		if (e->host_ptr)
+			clEnqueueUnmapMemObject(e->xfer, e->host_mem, e->host_ptr, 0, NULL, NULL);
+		clFinish(e->xfer);
+		clReleaseMemObject(e->host_mem);
+	}
+	e->host_mem = NULL;
+	e->host_ptr = NULL;
+	e->host_words = 0;
+}
+
 void eng_close(struct engine *e)
 {
 	int i;
 	if (!e)
 		return;
+	release_host(e);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
 	for (i = 1; i <= MAX_FUSE; i++) {
@@ -132,8 +196,15 @@ void eng_close(struct engine *e)
 		clReleaseKernel(e->tile_sort);
 	if (e->tail)
 		clReleaseKernel(e->tail);
+	if (e->merge)
+		clReleaseKernel(e->merge);
+	if (e->buf2)
+		clReleaseMemObject(e->buf2);
 	if (e->prog)
 		clReleaseProgram(e->prog);
+	if (e->xfer)
+		clReleaseCommandQueue(e->xfer);
+	free(e->prof);
 	free(e);
 }
 
@@ -157,23 +228,33 @@ int eng_reserve(struct engine *e, size_t words)
 		return 0;
 	if (e->buf)
 		clReleaseMemObject(e->buf);
-	e->buf = NULL;
+	if (e->buf2)
+		clReleaseMemObject(e->buf2);
+	e->buf = e->buf2 = NULL;
 	e->buf_words = 0;
 	if (words == 0)
 		return 0;
 	if (words > eng_max_words(e))
 		return ENG_E_NOMEM;
 	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
-	/* Some drivers allocate on first use: touch the buffer's last byte. */
+	/* Some drivers allocate on first use: touch each buffer's last byte. */
 	if (e->buf)
 		err = clEnqueueFillBuffer(e->dev->queue, e->buf, &zero, 1, words * e->wsize - 1, 1, 0,
 					  NULL, NULL);
+	if (err == CL_SUCCESS && e->global_merge) {
+		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
+		if (e->buf2)
+			err = clEnqueueFillBuffer(e->dev->queue, e->buf2, &zero, 1, words * e->wsize - 1, 1,
+						  0, NULL, NULL);
+	}
 	if (err == CL_SUCCESS)
 		err = clFinish(e->dev->queue);
 	if (err != CL_SUCCESS) {
 		if (e->buf)
 			clReleaseMemObject(e->buf);
-		e->buf = NULL;
+		if (e->buf2)
+			clReleaseMemObject(e->buf2);
+		e->buf = e->buf2 = NULL;
 		if (is_nomem(err)) {
 			msg_info(1, "device buffer of %zu words failed (%s)", words, dev_strerror(err));
 			return ENG_E_NOMEM;
@@ -184,123 +265,267 @@ int eng_reserve(struct engine *e, size_t words)
 	return 0;
 }
 
+void *eng_host_buffer(struct engine *e, size_t words)
+{
+	cl_int err;
+
+	if (e->host_ptr && e->host_words >= words)
+		return e->host_ptr;
+	release_host(e);
+	e->host_mem = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+				     (words ? words : 1) * e->wsize, NULL, &err);
+	if (e->host_mem)
+		e->host_ptr = clEnqueueMapBuffer(e->xfer, e->host_mem, CL_TRUE,
+						 CL_MAP_READ | CL_MAP_WRITE, 0,
+						 (words ? words : 1) * e->wsize, 0, NULL, NULL, &err);
+	if (!e->host_ptr) {
+		msg_err("cannot allocate %zu bytes of pinned host memory: %s", words * e->wsize,
+			dev_strerror(err));
+		release_host(e);
+		return NULL;
+	}
+	e->host_words = words;
+	return e->host_ptr;
+}
+
 static size_t round_up(size_t v, size_t m)
 {
 	return (v + m - 1) / m * m;
 }
 
-static cl_int launch(struct engine *e, cl_kernel k, size_t items, size_t local, cl_uint arg2,
-		     bool has_arg2, cl_ulong n, cl_event *ev)
+/* Profiling keeps every kernel's event, to add up their run times. */
+static void record_event(struct engine *e, cl_event ev)
+{
+	if (e->nprof == e->prof_cap) {
+		size_t cap = 2 * e->prof_cap + 64;
+		cl_event *g = realloc(e->prof, cap * sizeof *g);
+		if (!g)
+			return;
+		e->prof = g;
+		e->prof_cap = cap;
+	}
+	clRetainEvent(ev);
+	e->prof[e->nprof++] = ev;
+}
+
+/* Enqueue kernel k over items work-items on the compute queue; buf and n
+ * are its first arguments, arg2 (a uint or ulong, by its size) the third. */
+static cl_int launch(struct engine *e, cl_kernel k, size_t items, size_t local, const void *arg2,
+		     size_t arg2_size, cl_ulong n, cl_uint nwait, const cl_event *wait, cl_event *ev)
 {
 	cl_int err = clSetKernelArg(k, 0, sizeof e->buf, &e->buf);
 	size_t global = round_up(items, local);
 
 	err |= clSetKernelArg(k, 1, sizeof n, &n);
-	if (has_arg2)
-		err |= clSetKernelArg(k, 2, sizeof arg2, &arg2);
+	err |= clSetKernelArg(k, 2, arg2_size, arg2);
 	if (err != CL_SUCCESS)
 		return CL_INVALID_KERNEL_ARGS;
-	return clEnqueueNDRangeKernel(e->dev->queue, k, 1, NULL, &global, &local, 0, NULL, ev);
+	err = clEnqueueNDRangeKernel(e->dev->queue, k, 1, NULL, &global, &local, nwait, wait, ev);
+	if (err == CL_SUCCESS && e->dev->profiling && ev)
+		record_event(e, *ev);
+	return err;
+}
+
+/* One of the tile kernels over tiles [t0, t1). */
+static cl_int launch_tiles(struct engine *e, cl_kernel k, size_t n, size_t t0, size_t t1,
+			   cl_uint nwait, const cl_event *wait, cl_event *ev)
+{
+	const cl_ulong first = t0;
+	return launch(e, k, (t1 - t0) * e->wg, e->wg, &first, sizeof first, n, nwait, wait, ev);
+}
+
+/* The global passes of merge stage 2^log_b: the flip step fused with the
+ * half-cleaners after it, then the remaining half-cleaners of distance at
+ * least a tile, e->fuse substages per pass. */
+static cl_int enqueue_stage(struct engine *e, size_t n, unsigned log_b)
+{
+	const size_t gwg = 256;
+	const unsigned log_t = log2_floor(e->tile);
+	unsigned levels = log_b - log_t;
+	cl_event ev = NULL, *evp = e->dev->profiling ? &ev : NULL;
+	unsigned k = levels < e->fuse ? levels : e->fuse;
+	const size_t blocks = (n + ((size_t)1 << log_b) - 1) >> log_b;
+	const cl_uint arg_b = log_b;
+	unsigned log_d;
+	cl_int err;
+
+	err = launch(e, e->flip[k], blocks << (log_b - k), gwg, &arg_b, sizeof arg_b, n, 0, NULL, evp);
+	if (ev)
+		clReleaseEvent(ev);
+	levels -= k;
+	log_d = log_b - k - 1;
+	while (err == CL_SUCCESS && levels) {
+		const unsigned kk = levels < e->fuse ? levels : e->fuse;
+		const cl_uint log_s = log_d - kk + 1;
+		const size_t items = (((n - 1) >> (log_s + kk)) << log_s) + ((size_t)1 << log_s);
+		ev = NULL;
+		err = launch(e, e->half[kk], items, gwg, &log_s, sizeof log_s, n, 0, NULL, evp);
+		if (ev)
+			clReleaseEvent(ev);
+		levels -= kk;
+		log_d -= kk;
+	}
+	return err;
 }
 
 static double event_seconds(cl_event first, cl_event last)
 {
 	cl_ulong start = 0, end = 0;
-	if (clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ||
+	if (!first || !last ||
+	    clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ||
 	    clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL))
 		return 0;
 	return end > start ? (double)(end - start) * 1e-9 : 0;
 }
 
-/* Enqueue the whole network over the buffer's first n words. */
-static cl_int enqueue_network(struct engine *e, size_t n, cl_event *first, cl_event *last)
+static void release_events(cl_event *ev, size_t n)
 {
-	const size_t gwg = 256;
-	const unsigned log_t = log2_floor(e->tile);
-	unsigned log_n = log2_floor(n), log_b;
-	cl_int err;
-
-	if (((size_t)1 << log_n) < n)
-		log_n++;
-	err = launch(e, e->tile_sort, (n + e->tile - 1) / e->tile * e->wg, e->wg, 0, false, n, first);
-	for (log_b = log_t + 1; err == CL_SUCCESS && log_b <= log_n; log_b++) {
-		/* Substages of distance >= tile go through global memory, up to
-		 * MAX_FUSE at a time in registers; the first one fused with the
-		 * flip step. */
-		unsigned levels = log_b - log_t;
-		unsigned k = levels < MAX_FUSE ? levels : MAX_FUSE;
-		size_t blocks = (n + ((size_t)1 << log_b) - 1) >> log_b;
-		unsigned log_d;
-
-		err = launch(e, e->flip[k], blocks << (log_b - k), gwg, log_b, true, n, NULL);
-		levels -= k;
-		log_d = log_b - k - 1;
-		while (err == CL_SUCCESS && levels) {
-			unsigned kk = levels < MAX_FUSE ? levels : MAX_FUSE;
-			unsigned log_s = log_d - kk + 1;
-			size_t items = (((n - 1) >> (log_s + kk)) << log_s) + ((size_t)1 << log_s);
-			err = launch(e, e->half[kk], items, gwg, log_s, true, n, NULL);
-			levels -= kk;
-			log_d -= kk;
-		}
-		if (err == CL_SUCCESS)
-			err = launch(e, e->tail, (n + e->tile - 1) / e->tile * e->wg, e->wg, 0, false, n,
-				     NULL);
-	}
-	/* A marker closes the sort, for its end time. */
-	if (err == CL_SUCCESS && e->dev->profiling)
-		err = clEnqueueMarkerWithWaitList(e->dev->queue, 0, NULL, last);
-	return err;
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
 }
 
-int eng_sort(struct engine *e, void *words, size_t n)
+int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void *ctx)
 {
-	cl_command_queue q = e->dev->queue;
-	cl_event up = NULL, s0 = NULL, s1 = NULL, down = NULL;
-	const bool prof = e->dev->profiling;
-	cl_int err;
+	const size_t tiles = (n + e->tile - 1) / e->tile;
+	size_t chunk_tiles = CHUNK_BYTES / (e->tile * e->wsize);
+	size_t chunks, c;
+	unsigned log_n, log_b;
+	cl_event *up = NULL, *sorted = NULL, *down = NULL;
+	cl_int err = CL_SUCCESS;
+	cl_mem result;
 	int rc = CLS_E_FAIL;
+	const char *what = "";
 
-	if (n < 2)
+	if (n == 0)
 		return 0;
 	if (eng_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
 		return CLS_E_FAIL;
 	}
-	err = clEnqueueWriteBuffer(q, e->buf, CL_FALSE, 0, n * e->wsize, words, 0, NULL,
-				   prof ? &up : NULL);
-	if (err != CL_SUCCESS) {
-		dev_fail("upload to the device failed", err);
+	if (chunk_tiles == 0)
+		chunk_tiles = 1;
+	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
+	up = calloc(chunks, sizeof *up);
+	sorted = calloc(chunks, sizeof *sorted);
+	down = calloc(chunks, sizeof *down);
+	if (!up || !sorted || !down) {
+		msg_err("out of memory");
 		goto out;
 	}
-	err = enqueue_network(e, n, prof ? &s0 : NULL, prof ? &s1 : NULL);
+	log_n = log2_floor(n);
+	if (((size_t)1 << log_n) < n)
+		log_n++;
+
+	/* Upload chunk by chunk; each chunk's tiles are sorted once it lands. */
+	what = "upload to the device";
+	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+		const size_t t0 = c * chunk_tiles, t1 = t0 + chunk_tiles < tiles ? t0 + chunk_tiles : tiles;
+		const size_t w0 = t0 * e->tile, w1 = t1 * e->tile < n ? t1 * e->tile : n;
+		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, w0 * e->wsize, (w1 - w0) * e->wsize,
+					   (const char *)words + w0 * e->wsize, 0, NULL, &up[c]);
+		if (err == CL_SUCCESS)
+			err = launch_tiles(e, e->tile_sort, n, t0, t1, 1, &up[c], &sorted[c]);
+	}
+	/* clFlush makes both queues start now rather than at the first wait. */
+	clFlush(e->xfer);
+	what = "sort kernel launch";
+	result = e->buf;
+	if (e->global_merge && n > e->tile) {
+		cl_ulong w, nn = n;
+		cl_mem src = e->buf, dst = e->buf2, t;
+		for (w = e->tile; err == CL_SUCCESS && w < n; w *= 2) {
+			size_t global = round_up((n + e->merge_items - 1) / e->merge_items, e->merge_wg);
+			cl_event ev = NULL;
+			err = clSetKernelArg(e->merge, 0, sizeof src, &src);
+			err |= clSetKernelArg(e->merge, 1, sizeof dst, &dst);
+			err |= clSetKernelArg(e->merge, 2, sizeof nn, &nn);
+			err |= clSetKernelArg(e->merge, 3, sizeof w, &w);
+			if (err == CL_SUCCESS)
+				err = clEnqueueNDRangeKernel(e->dev->queue, e->merge, 1, NULL, &global,
+							     &e->merge_wg, 0, NULL, &ev);
+			if (err == CL_SUCCESS && e->dev->profiling)
+				record_event(e, ev);
+			for (c = 0; c < chunks && ev; c++) {
+				clReleaseEvent(sorted[c]);
+				clRetainEvent(ev);
+				sorted[c] = ev;
+			}
+			if (ev)
+				clReleaseEvent(ev);
+			t = src;
+			src = dst;
+			dst = t;
+		}
+		result = src;
+		log_n = 0;	/* no bitonic stages */
+	}
+	for (log_b = log2_floor(e->tile) + 1; err == CL_SUCCESS && log_b <= log_n; log_b++) {
+		err = enqueue_stage(e, n, log_b);
+		if (err != CL_SUCCESS)
+			break;
+		if (log_b < log_n) {
+			cl_event ev = NULL;
+			err = launch_tiles(e, e->tail, n, 0, tiles, 0, NULL, e->dev->profiling ? &ev : NULL);
+			if (ev)
+				clReleaseEvent(ev);
+			continue;
+		}
+		/* The last stage's tail runs chunk by chunk, so that downloads
+		 * start as soon as their part is final. */
+		for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+			const size_t t0 = c * chunk_tiles;
+			const size_t t1 = t0 + chunk_tiles < tiles ? t0 + chunk_tiles : tiles;
+			clReleaseEvent(sorted[c]);
+			sorted[c] = NULL;
+			err = launch_tiles(e, e->tail, n, t0, t1, 0, NULL, &sorted[c]);
+		}
+	}
+	clFlush(e->dev->queue);
+	what = "download from the device";
+	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+		const size_t w0 = c * chunk_tiles * e->tile;
+		const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
+		err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, w0 * e->wsize, (w1 - w0) * e->wsize,
+					  (char *)words + w0 * e->wsize, 1, &sorted[c], &down[c]);
+	}
+	clFlush(e->xfer);
+	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+		const size_t w0 = c * chunk_tiles * e->tile;
+		const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
+		err = clWaitForEvents(1, &down[c]);
+		if (err == CL_SUCCESS && consume && (rc = consume(ctx, w0, w1 - w0)) != 0)
+			goto out;
+	}
 	if (err != CL_SUCCESS) {
-		dev_fail("sort kernel launch failed", err);
+		dev_fail(what, err);
+		rc = CLS_E_FAIL;
 		goto out;
 	}
-	err = clEnqueueReadBuffer(q, e->buf, CL_TRUE, 0, n * e->wsize, words, 0, NULL,
-				  prof ? &down : NULL);
-	if (err != CL_SUCCESS) {
-		dev_fail("download from the device failed", err);
-		goto out;
-	}
-	if (prof) {
-		e->times.upload += event_seconds(up, up);
-		e->times.sort += event_seconds(s0, s1);
-		e->times.download += event_seconds(down, down);
+	if (e->dev->profiling) {
+		size_t i;
+		e->times.upload += event_seconds(up[0], up[chunks - 1]);
+		for (i = 0; i < e->nprof; i++)
+			e->times.sort += event_seconds(e->prof[i], e->prof[i]);
+		e->times.download += event_seconds(down[0], down[chunks - 1]);
 	}
 	rc = 0;
 out:
-	if (rc)
-		clFinish(q);
+	/* Nothing may still be writing into words when we return. */
+	clFinish(e->xfer);
+	clFinish(e->dev->queue);
 	if (up)
-		clReleaseEvent(up);
-	if (s0)
-		clReleaseEvent(s0);
-	if (s1)
-		clReleaseEvent(s1);
+		release_events(up, chunks);
+	if (sorted)
+		release_events(sorted, chunks);
 	if (down)
-		clReleaseEvent(down);
+		release_events(down, chunks);
+	free(up);
+	free(sorted);
+	free(down);
+	release_events(e->prof, e->nprof);
+	e->nprof = 0;
 	return rc;
 }
 

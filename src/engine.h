@@ -28,9 +28,19 @@ size_t eng_max_words(const struct engine *e);
  * 0, ENG_E_NOMEM (try fewer) or CLS_E_FAIL. */
 int eng_reserve(struct engine *e, size_t words);
 
-/* Sort words[0..n) in place, n at most what was reserved.  0 or
- * CLS_E_FAIL. */
-int eng_sort(struct engine *e, void *words, size_t n);
+/* Host memory for words words, pinned where the device can copy from it
+ * fastest; it lives until eng_close.  NULL after a message. */
+void *eng_host_buffer(struct engine *e, size_t words);
+
+/* Receives sorted words[first..first+count) as each chunk arrives. */
+typedef int (*eng_consumer)(void *ctx, size_t first, size_t count);
+
+/* Sort words[0..n) (the host buffer) through the device, n at most what
+ * was reserved: uploads in chunks that are tile-sorted as they land, runs
+ * the merge passes, and downloads in chunks, handing each to consume (if
+ * not NULL) while the next one is on its way.  0, CLS_E_FAIL, or what
+ * consume returned. */
+int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void *ctx);
 
 /* Device time spent so far, in seconds, by phase. */
 struct eng_times {

@@ -21,7 +21,7 @@
 
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
-	OPT_HOST, OPT_LOCAL, OPT_PARALLEL,
+	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT,
 };
 
 static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
@@ -46,7 +46,9 @@ static const struct poptOption options[] = {
 	  "same as --descending", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
-	{ "check", 'c', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
+	{ NULL, 'c', POPT_ARG_NONE, NULL, OPT_CHECK_REPORT,
+	  "same as --check", NULL },
+	{ "check", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
 	  "check whether the input is sorted (exit 1 if not); MODE: diagnose-first (default), quiet or silent",
 	  "MODE" },
 	{ NULL, 'C', POPT_ARG_NONE, NULL, OPT_CHECK_QUIET,
@@ -81,6 +83,16 @@ static const struct poptOption options[] = {
 	POPT_AUTOHELP
 	POPT_TABLEEND
 };
+
+/* Whether arg came as "--check=arg" (rather than as the next word). */
+static bool given_inline(int argc, const char **argv, const char *arg)
+{
+	int i;
+	for (i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--check=", 8) && !strcmp(argv[i] + 8, arg))
+			return true;
+	return false;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -154,7 +166,12 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 				o.check = CLS_CHECK_REPORT;
 			else if (!strcmp(check_arg, "quiet") || !strcmp(check_arg, "silent"))
 				o.check = CLS_CHECK_QUIET;
-			else {
+			else if (!given_inline(argc, argv, check_arg)) {
+				/* "--check FILE": popt took the operand for the mode. */
+				const char *back[] = { check_arg, NULL };
+				o.check = CLS_CHECK_REPORT;
+				poptStuffArgs(ctx, back);
+			} else {
 				status = usage_error("invalid --check argument '%s'", check_arg);
 				poptFreeContext(ctx);
 				return status;
@@ -162,6 +179,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			break;
 		case OPT_CHECK_QUIET:
 			o.check = CLS_CHECK_QUIET;
+			break;
+		case OPT_CHECK_REPORT:
+			o.check = CLS_CHECK_REPORT;
 			break;
 		case OPT_SIZE:
 			if ((status = size_option("buffer size", size_arg, &o.buffer_bytes, &o.buffer_percent, true)))

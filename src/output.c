@@ -91,6 +91,7 @@ int out_open_final(struct out_writer *w, const char *path)
 			close(fd);
 			return CLS_E_FAIL;
 		}
+		w->close_fd = true;
 		return 0;
 	}
 	dirbuf = strdup(path);
@@ -192,7 +193,7 @@ int out_finish(struct out_writer *w)
 			free(w->tmp_path);
 			w->tmp_path = NULL;
 		}
-	} else if (rc == 0 && w->fd > STDERR_FILENO) {
+	} else if (rc == 0 && w->close_fd) {
 		/* A device written in place: close reports late errors. */
 		if (close(w->fd))
 			rc = fail_write(w);
@@ -226,7 +227,8 @@ void out_abort(struct out_writer *w)
 
 #define CHUNK 65536
 
-static int emit_plain(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+static int emit_plain(struct out_writer *w, const struct enc_format *f, const void *words,
+		      size_t count)
 {
 	const size_t ws = word_size(f->kind);
 	unsigned char tmp[CHUNK * 8];
@@ -235,23 +237,24 @@ static int emit_plain(struct out_writer *w, const struct enc_format *f, const st
 
 	/* Ascending unsigned keys are their own bytes. */
 	if (f->mask == 0 && f->kt->raw(1) == 1 && f->kt->raw(0) == 0)
-		return out_write(w, b->words, b->n * ws);
-	for (i = 0; i < b->n && rc == 0; i += CHUNK) {
-		size_t c = b->n - i < CHUNK ? b->n - i : CHUNK;
-		f->kt->decode((const char *)b->words + i * ws, c, f->mask, tmp);
+		return out_write(w, words, count * ws);
+	for (i = 0; i < count && rc == 0; i += CHUNK) {
+		size_t c = count - i < CHUNK ? count - i : CHUNK;
+		f->kt->decode((const char *)words + i * ws, c, f->mask, tmp);
 		rc = out_write(w, tmp, c * ws);
 	}
 	return rc;
 }
 
-int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
+	     size_t first, size_t count)
 {
 	size_t i;
 	int rc = 0;
 
 	if (!f->indexed)
-		return emit_plain(w, f, b);
-	for (i = 0; i < b->n && rc == 0; i++) {
+		return emit_plain(w, f, (const char *)b->words + first * word_size(f->kind), count);
+	for (i = first; i < first + count && rc == 0; i++) {
 		const unsigned char *p;
 		size_t len;
 		enc_record(f, b, enc_word_index(f, b->words, i), &p, &len);

@@ -18,6 +18,7 @@ struct out_writer {
 	unsigned char *buf;
 	size_t cap, len;
 	bool mem;		/* grows in memory, never flushed */
+	bool close_fd;		/* out_finish closes fd (a device opened by path) */
 	size_t total;		/* bytes written so far */
 };
 
@@ -29,7 +30,8 @@ void out_install_signals(void);
  * temporary file in its directory when it is (or will be) a regular file.
  * 0 or CLS_E_FAIL after a message. */
 int out_open_final(struct out_writer *w, const char *path);
-/* A writer to an open file descriptor (run files); name for messages. */
+/* A writer to an open file descriptor (run files), which it leaves open;
+ * name for messages. */
 int out_open_fd(struct out_writer *w, int fd, const char *name);
 /* A writer that keeps everything in memory (w->buf, w->len). */
 int out_open_mem(struct out_writer *w, size_t expect);
@@ -42,7 +44,9 @@ int out_finish(struct out_writer *w);
 /* Drop everything: close, and remove a temporary -o file. */
 void out_abort(struct out_writer *w);
 
-/* Write the run's records in the order of its sorted words. */
-int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
+/* Write the records of sorted words [first, first+count) of the run, in
+ * word order. */
+int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
+	     size_t first, size_t count);
 
 #endif

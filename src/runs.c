@@ -61,7 +61,7 @@ struct sorter {
 	struct run *runs;
 	size_t nruns, runs_cap;
 	unsigned merges;
-	double t_encode, t_sort, t_store, t_merge;
+	double t_encode, t_sort, t_merge;	/* t_sort includes writing the run */
 };
 
 static void run_free(struct run *r)
@@ -243,7 +243,7 @@ static int run_seal(struct out_writer *w, struct run *r)
 	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, r->fd, 0);
 	if (r->map == MAP_FAILED) {
 		r->map = NULL;
-		msg_errno(errno, "cannot map a temporary file in %s", w->name);
+		msg_errno(errno, "cannot map %s", w->name);
 		return CLS_E_FAIL;
 	}
 	madvise(r->map, r->len, MADV_SEQUENTIAL);
@@ -389,6 +389,36 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 	return 0;
 }
 
+/* Where the sorted words of the current run go, chunk by chunk. */
+struct emit_ctx {
+	struct out_writer *w;
+	const struct enc_format *f;
+	const struct enc_batch *b;
+};
+
+static int emit_chunk(void *arg, size_t first, size_t count)
+{
+	const struct emit_ctx *c = arg;
+	return out_emit(c->w, c->f, c->b, first, count);
+}
+
+/* Sort the encoded run and write it to w. */
+static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w)
+{
+	struct emit_ctx ctx = { w, s->f, b };
+	double t0 = now_sec();
+	int rc;
+
+	if (s->host) {
+		host_sort(b->words, b->n, s->f->kind);
+		rc = out_emit(w, s->f, b, 0, b->n);
+	} else {
+		rc = eng_sort(s->eng, b->words, b->n, emit_chunk, &ctx);
+	}
+	s->t_sort += now_sec() - t0;
+	return rc;
+}
+
 static void report(const struct sorter *s, size_t runs, uint64_t records)
 {
 	struct eng_times t = { 0, 0, 0 };
@@ -398,8 +428,8 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 		 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
 		 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
 		 s->merges, s->merges == 1 ? "" : "es");
-	msg_info(1, "time: encode %.3f s, sort %.3f s, store runs %.3f s, merge %.3f s",
-		 s->t_encode, s->t_sort, s->t_store, s->t_merge);
+	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t_encode,
+		 s->t_sort, s->t_merge);
 	if (s->eng && s->dev.profiling)
 		msg_info(1, "device time: upload %.3f s, sort %.3f s, download %.3f s", t.upload,
 			 t.sort, t.download);
@@ -422,7 +452,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	s.f = f;
 	if (setup(&s, in, total))
 		goto out;
-	b.words = xmalloc(s.cap * word_size(f->kind), "sort words");
+	b.words = s.host ? xmalloc(s.cap * word_size(f->kind), "sort words") :
+			   eng_host_buffer(s.eng, s.cap);
 	if (f->fmt == CLS_FMT_KV)
 		b.lines = xmalloc(s.cap * sizeof *b.lines, "line table");
 	if (!b.words || (f->fmt == CLS_FMT_KV && !b.lines))
@@ -446,19 +477,12 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		if (enc_encode(f, &b))
 			goto out;
 		s.t_encode += now_sec() - t0;
-		t0 = now_sec();
-		if (s.host)
-			host_sort(b.words, b.n, f->kind);
-		else if (eng_sort(s.eng, b.words, b.n))
-			goto out;
-		s.t_sort += now_sec() - t0;
 		records += b.n;
 		skipped += b.skipped;
 		runs++;
 		t0 = now_sec();
 		if (runs == 1 && enc_plan_done(&pl)) {
-			rc = out_emit(out, f, &b);
-			s.t_store += now_sec() - t0;
+			rc = sort_run(&s, &b, out);
 			if (rc)
 				goto out;
 			break;
@@ -470,7 +494,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 				bytes += b.slices[i].len + 1;
 			if (run_writer(&s, &w, &r, bytes))
 				goto out;
-			rc = out_emit(&w, f, &b);
+			rc = sort_run(&s, &b, &w);
 			if (rc == 0)
 				rc = run_seal(&w, &r);
 			else
@@ -483,7 +507,6 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 				goto out;
 			for (i = 0; i < b.nslices; i++)
 				in_release(b.slices[i].file, b.slices[i].off, b.slices[i].len);
-			s.t_store += now_sec() - t0;
 		}
 	}
 	rc = 0;
@@ -503,7 +526,8 @@ out:
 	for (i = 0; i < s.nruns; i++)
 		run_free(&s.runs[i]);
 	free(s.runs);
-	free(b.words);
+	if (s.host)
+		free(b.words);
 	free(b.lines);
 	free(b.slices);
 	eng_close(s.eng);
