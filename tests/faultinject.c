@@ -62,7 +62,9 @@ static int (*real_mkostemp)(char *, int);
 static int (*real_mkstemps)(char *, int);
 static int (*real_mkostemps)(char *, int, int);
 static int (*real_close)(int);
+static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
 
 static int parse_errno(const char *s)
 {
@@ -119,7 +121,9 @@ static void init(void)
 	real_mkstemps = sym("mkstemps");
 	real_mkostemps = sym("mkostemps");
 	real_close = sym("close");
+	real_dup = sym("dup");
 	real_dup2 = sym("dup2");
+	real_dup3 = sym("dup3");
 
 	fail_read = op && !strcmp(op, "read");
 	if (e && *e)
@@ -444,12 +448,28 @@ int close(int fd)
 	return real_close(fd);
 }
 
-int dup2(int oldfd, int newfd)
+/* A duplicate of a targeted descriptor is targeted too. */
+static int dup_fd(int oldfd, int fd)
 {
-	int fd;
-	setup();
-	fd = real_dup2(oldfd, newfd);
-	if (fd >= 0 && oldfd != newfd)
+	if (fd >= 0 && fd != oldfd)
 		mark(fd, oldfd >= 0 && oldfd < MAX_FD ? marked[oldfd] : 0);
 	return fd;
+}
+
+int dup(int oldfd)
+{
+	setup();
+	return dup_fd(oldfd, real_dup(oldfd));
+}
+
+int dup2(int oldfd, int newfd)
+{
+	setup();
+	return dup_fd(oldfd, real_dup2(oldfd, newfd));
+}
+
+int dup3(int oldfd, int newfd, int flags)
+{
+	setup();
+	return dup_fd(oldfd, real_dup3(oldfd, newfd, flags));
 }
