@@ -385,7 +385,7 @@ select_ok() {
   [[ "$stderr" == *"clsort: read 40000 bytes from 1 input in "*" s"* ]]
   [[ "$stderr" == *"clsort: device 0:0 "*"["*"]"* ]]
   [[ "$stderr" == *"clsort: 10000 records in 1 run of up to 10000; 0 merge passes"* ]]
-  [[ "$stderr" =~ clsort:\ time:\ encode\ [0-9.]+\ s,\ sort\ [0-9.]+\ s,\ store\ runs\ [0-9.]+\ s,\ merge\ [0-9.]+\ s ]]
+  [[ "$stderr" =~ clsort:\ time:\ encode\ [0-9.]+\ s,\ sort[a-z\ ]*\ [0-9.]+\ s,\ .*merge\ [0-9.]+\ s ]]
   [[ "$stderr" =~ clsort:\ total\ [0-9.]+\ s ]]
   # -v reports; it changes nothing in the output.
   dec_u32 < "$BATS_TEST_TMPDIR/out" | cmp - <(ref_u32 "$keys")
