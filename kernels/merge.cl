@@ -80,6 +80,7 @@ __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const
 		const ulong la = b0 - bs, lb = b1 - b0, diag = o - bs;
 		const ulong oend = min(last, b1);
 		ulong lo = diag > lb ? diag - lb : 0, hi = min(diag, la), i, j;
+		word_t a = WORD_MAX, b = WORD_MAX;
 
 		while (lo < hi) {
 			const ulong mid = (lo + hi) / 2;
@@ -90,11 +91,24 @@ __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const
 		}
 		i = lo;
 		j = diag - lo;
+		/* The next word of each run stays in a register: one load per
+		 * output, and none past a run's end. */
+		if (i < la)
+			a = src[bs + i];
+		if (j < lb)
+			b = src[b0 + j];
 		for (; o < oend; o++) {
-			const bool take_a = i < la && (j >= lb || !WLESS(src[b0 + j], src[bs + i]));
-			dst[o] = take_a ? src[bs + i] : src[b0 + j];
-			i += take_a;
-			j += !take_a;
+			if (j >= lb || (i < la && !WLESS(b, a))) {
+				dst[o] = a;
+				i++;
+				if (i < la)
+					a = src[bs + i];
+			} else {
+				dst[o] = b;
+				j++;
+				if (j < lb)
+					b = src[b0 + j];
+			}
 		}
 	}
 }

@@ -36,7 +36,9 @@ struct engine {
 	size_t host_words;
 	struct eng_times times;
 	cl_event *prof;			/* kernel events of this sort, when profiling */
+	cl_kernel *prof_kernel;		/* and which kernel each was */
 	size_t nprof, prof_cap;
+	double kernel_time[2 * MAX_FUSE + 4];	/* per kernel, for -vv */
 };
 
 static unsigned log2_floor(size_t v)
@@ -71,15 +73,17 @@ static void choose_shape(struct engine *e)
 	const struct dev_ctx *d = e->dev;
 	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
 	size_t wg = env_size("CLSORT_WG", gpu ? 256 : 64);
-	size_t ept = env_size("CLSORT_EPT", e->wsize == 16 ? 4 : 8);
-	size_t fuse = env_size("CLSORT_FUSE", e->wsize == 16 ? 4 : 16);
+	size_t ept = env_size("CLSORT_EPT", gpu ? 128 / e->wsize : e->wsize == 16 ? 4 : 8);
+	size_t fuse = env_size("CLSORT_FUSE", e->wsize == 16 ? 16 : 32);
+	/* The tile with its padding, within three quarters of local memory:
+	 * the rest is for what the compiler keeps there itself. */
+	const cl_ulong room = d->local_mem / 4 * 3;
 
 	while (wg > 1 && wg > d->max_wg)
 		wg /= 2;
-	/* Leave room for what the compiler keeps in local memory itself. */
-	while (wg * ept * e->wsize * 17 / 16 > d->local_mem / 2 && wg > 1)
+	while (wg * ept * e->wsize * 17 / 16 > room && wg > 1)
 		wg /= 2;
-	while (wg * ept * e->wsize * 17 / 16 > d->local_mem / 2 && ept > 2)
+	while (wg * ept * e->wsize * 17 / 16 > room && ept > 2)
 		ept /= 2;
 	e->wg = wg;
 	e->ept = ept;
@@ -205,6 +209,7 @@ void eng_close(struct engine *e)
 	if (e->xfer)
 		clReleaseCommandQueue(e->xfer);
 	free(e->prof);
+	free(e->prof_kernel);
 	free(e);
 }
 
@@ -267,7 +272,7 @@ int eng_reserve(struct engine *e, size_t words)
 
 void *eng_host_buffer(struct engine *e, size_t words)
 {
-	cl_int err;
+	cl_int err = CL_SUCCESS;
 
 	if (e->host_ptr && e->host_words >= words)
 		return e->host_ptr;
@@ -294,18 +299,41 @@ static size_t round_up(size_t v, size_t m)
 }
 
 /* Profiling keeps every kernel's event, to add up their run times. */
-static void record_event(struct engine *e, cl_event ev)
+static void record_event(struct engine *e, cl_kernel k, cl_event ev)
 {
 	if (e->nprof == e->prof_cap) {
 		size_t cap = 2 * e->prof_cap + 64;
 		cl_event *g = realloc(e->prof, cap * sizeof *g);
-		if (!g)
+		cl_kernel *gk = realloc(e->prof_kernel, cap * sizeof *gk);
+		if (g)
+			e->prof = g;
+		if (gk)
+			e->prof_kernel = gk;
+		if (!g || !gk)
 			return;
-		e->prof = g;
 		e->prof_cap = cap;
 	}
 	clRetainEvent(ev);
+	e->prof_kernel[e->nprof] = k;
 	e->prof[e->nprof++] = ev;
+}
+
+/* Slot of kernel k in kernel_time[] and its name. */
+static size_t kernel_slot(const struct engine *e, cl_kernel k, char *name, size_t size)
+{
+	int i;
+	for (i = 1; i <= MAX_FUSE; i++) {
+		if (k == e->half[i]) {
+			snprintf(name, size, "half_%d", i);
+			return (size_t)i;
+		}
+		if (k == e->flip[i]) {
+			snprintf(name, size, "flip_%d", i);
+			return (size_t)(MAX_FUSE + i);
+		}
+	}
+	snprintf(name, size, "%s", k == e->tile_sort ? "tile sort" : k == e->tail ? "tile tail" : "merge");
+	return k == e->tile_sort ? 2 * MAX_FUSE + 1 : k == e->tail ? 2 * MAX_FUSE + 2 : 2 * MAX_FUSE + 3;
 }
 
 /* Enqueue kernel k over items work-items on the compute queue; buf and n
@@ -322,7 +350,7 @@ static cl_int launch(struct engine *e, cl_kernel k, size_t items, size_t local, 
 		return CL_INVALID_KERNEL_ARGS;
 	err = clEnqueueNDRangeKernel(e->dev->queue, k, 1, NULL, &global, &local, nwait, wait, ev);
 	if (err == CL_SUCCESS && e->dev->profiling && ev)
-		record_event(e, *ev);
+		record_event(e, k, *ev);
 	return err;
 }
 
@@ -446,7 +474,7 @@ int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void
 				err = clEnqueueNDRangeKernel(e->dev->queue, e->merge, 1, NULL, &global,
 							     &e->merge_wg, 0, NULL, &ev);
 			if (err == CL_SUCCESS && e->dev->profiling)
-				record_event(e, ev);
+				record_event(e, e->merge, ev);
 			for (c = 0; c < chunks && ev; c++) {
 				clReleaseEvent(sorted[c]);
 				clRetainEvent(ev);
@@ -506,8 +534,12 @@ int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void
 	if (e->dev->profiling) {
 		size_t i;
 		e->times.upload += event_seconds(up[0], up[chunks - 1]);
-		for (i = 0; i < e->nprof; i++)
-			e->times.sort += event_seconds(e->prof[i], e->prof[i]);
+		for (i = 0; i < e->nprof; i++) {
+			char name[32];
+			const double t = event_seconds(e->prof[i], e->prof[i]);
+			e->times.sort += t;
+			e->kernel_time[kernel_slot(e, e->prof_kernel[i], name, sizeof name)] += t;
+		}
 		e->times.download += event_seconds(down[0], down[chunks - 1]);
 	}
 	rc = 0;
@@ -531,7 +563,22 @@ out:
 
 void eng_times(const struct engine *e, struct eng_times *t)
 {
+	char line[512], name[32];
+	size_t len = 0, i;
+	const cl_kernel all[] = { e->tile_sort, e->tail, e->merge, e->flip[1], e->flip[2], e->flip[3],
+				  e->flip[4], e->flip[5], e->half[1], e->half[2], e->half[3],
+				  e->half[4], e->half[5] };
+
 	*t = e->times;
+	line[0] = '\0';
+	for (i = 0; i < sizeof all / sizeof all[0]; i++) {
+		const double s = e->kernel_time[kernel_slot(e, all[i], name, sizeof name)];
+		if (s > 0 && len < sizeof line - 64)
+			len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %.6f s",
+						len ? ", " : "", name, s);
+	}
+	if (len)
+		msg_info(2, "kernel time: %s", line);
 }
 
 static int cmp32(const void *a, const void *b)

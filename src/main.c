@@ -4,11 +4,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <popt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clsort.h"
 #include "device.h"
@@ -26,7 +28,8 @@ enum {
 
 static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
 	*tmpdir_arg, *check_arg, *local_arg;
-static long record_arg = -1, offset_arg = -1, host_arg = -1, parallel_arg = -1;
+/* LONG_MIN: not given. */
+static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
 static int descending, stable, skip_bad, verbose;
 
 static const struct poptOption options[] = {
@@ -84,6 +87,14 @@ static const struct poptOption options[] = {
 	POPT_TABLEEND
 };
 
+/* A number as text, for messages. */
+static const char *long_text(long v)
+{
+	static char buf[32];
+	snprintf(buf, sizeof buf, "%ld", v);
+	return buf;
+}
+
 /* Whether arg came as "--check=arg" (rather than as the next word). */
 static bool given_inline(int argc, const char **argv, const char *arg)
 {
@@ -117,14 +128,15 @@ static int size_option(const char *name, const char *arg, uint64_t *bytes, doubl
 	return 0;
 }
 
-/* Close stdout and report a late write error (ENOSPC, EIO). */
-static int close_stdout(int status)
+/* At exit, close stdout and turn a late write error (ENOSPC, EIO) into
+ * status 2; registered with atexit, so it also covers the option library's
+ * own --help, which exits by itself. */
+static void close_stdout(void)
 {
 	if (fclose(stdout) != 0 && errno != EBADF) {
 		msg_errno(errno, "write error");
-		return CLS_EXIT_ERROR;
+		_exit(CLS_EXIT_ERROR);
 	}
-	return status;
 }
 
 static int run(int argc, const char **argv, bool sigpipe_default)
@@ -152,15 +164,15 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		case OPT_VERSION:
 			printf("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 			poptFreeContext(ctx);
-			return close_stdout(CLS_EXIT_OK);
+			return CLS_EXIT_OK;
 		case OPT_HELP:
 			poptPrintHelp(ctx, stdout, 0);
 			poptFreeContext(ctx);
-			return close_stdout(CLS_EXIT_OK);
+			return CLS_EXIT_OK;
 		case OPT_LIST:
 			status = dev_list(stdout) ? CLS_EXIT_ERROR : CLS_EXIT_OK;
 			poptFreeContext(ctx);
-			return close_stdout(status);
+			return status;
 		case OPT_CHECK:
 			if (!check_arg || !strcmp(check_arg, "diagnose-first"))
 				o.check = CLS_CHECK_REPORT;
@@ -193,14 +205,15 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			break;
 		case OPT_HOST:
 			if (host_arg < 0) {
-				status = usage_error("invalid host threshold '%s'", poptGetOptArg(ctx));
+				status = usage_error("invalid host threshold '%s'", long_text(host_arg));
 				goto fail;
 			}
 			o.host_max = (uint64_t)host_arg;
 			break;
 		case OPT_PARALLEL:
 			if (parallel_arg < 1 || parallel_arg > 256) {
-				status = usage_error("invalid thread count '%s' (1 to 256)", "--parallel");
+				status = usage_error("invalid thread count '%s' (1 to 256)",
+						     long_text(parallel_arg));
 				goto fail;
 			}
 			o.threads = (unsigned)parallel_arg;
@@ -249,15 +262,15 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			goto fail;
 		}
 	}
-	if (record_arg != -1 && record_arg < 1) {
-		status = usage_error("invalid record size '%s'", "--record-size");
+	if (record_arg != LONG_MIN && record_arg < 1) {
+		status = usage_error("invalid record size '%s'", long_text(record_arg));
 		goto fail;
 	}
-	if (offset_arg != -1 && offset_arg < 0) {
-		status = usage_error("invalid key offset '%s'", "--key-offset");
+	if (offset_arg != LONG_MIN && offset_arg < 0) {
+		status = usage_error("invalid key offset '%s'", long_text(offset_arg));
 		goto fail;
 	}
-	if (o.format == CLS_FMT_KV && (record_arg != -1 || offset_arg != -1)) {
+	if (o.format == CLS_FMT_KV && (record_arg != LONG_MIN || offset_arg != LONG_MIN)) {
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
@@ -265,7 +278,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--field-separator and --skip-bad apply to the kv format only");
 		goto fail;
 	}
-	if (offset_arg > 0 && record_arg == -1) {
+	if (offset_arg > 0 && record_arg == LONG_MIN) {
 		status = usage_error("%s", "--key-offset needs --record-size");
 		goto fail;
 	}
@@ -327,9 +340,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	free((void *)o.files);
 	switch (rc) {
 	case CLS_OK:
-		return close_stdout(CLS_EXIT_OK);
+		return CLS_EXIT_OK;
 	case CLS_E_DISORDER:
-		return close_stdout(CLS_EXIT_DISORDER);
+		return CLS_EXIT_DISORDER;
 	case CLS_E_PIPE:
 		if (sigpipe_default) {
 			signal(SIGPIPE, SIG_DFL);
@@ -338,7 +351,6 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		msg_errno(EPIPE, "write error");
 		return CLS_EXIT_ERROR;
 	default:
-		close_stdout(CLS_EXIT_ERROR);
 		return CLS_EXIT_ERROR;
 	}
 fail:
@@ -357,5 +369,6 @@ int main(int argc, char **argv)
 	 * then, quietly, as a filter does. */
 	sigpipe_default = sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL;
 	signal(SIGPIPE, SIG_IGN);
+	atexit(close_stdout);
 	return run(argc, (const char **)argv, sigpipe_default);
 }

@@ -15,14 +15,23 @@
 
 #define OUT_BUF (4u << 20)
 
-/* The -o temporary file, for the signal handler to remove. */
+/* The -o temporary file, and a temporary file between its creation and
+ * its unlinking, for the signal handler to remove. */
 static char *volatile pending_tmp;
+static char *volatile pending_named;
+
+void out_guard_path(char *path)
+{
+	pending_named = path;
+}
 
 static void on_signal(int sig)
 {
-	char *p = pending_tmp;
+	char *p = pending_tmp, *q = pending_named;
 	if (p)
 		unlink(p);
+	if (q)
+		unlink(q);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

@@ -55,6 +55,7 @@ int cls_run(const struct cls_opts *o)
 	util_verbose = o->verbose;
 	if (enc_setup(&f, o))
 		return CLS_E_FAIL;
+	out_install_signals();
 	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
 		return CLS_E_FAIL;
 	rc = enc_validate(&f, &in);
@@ -67,16 +68,13 @@ int cls_run(const struct cls_opts *o)
 		rc = check_sorted(&f, &in, o->check == CLS_CHECK_QUIET);
 		goto out;
 	}
-	out_install_signals();
 	rc = out_open_final(&out, o->output);
 	if (rc)
 		goto out;
 	rc = runs_sort(o, &f, &in, &out);
 	if (rc == 0) {
-		double t2 = now_sec();
 		rc = out_finish(&out);
 		msg_info(1, "total %.3f s", now_sec() - t0);
-		(void)t2;
 	} else {
 		out_abort(&out);
 	}

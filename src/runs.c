@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,18 +24,27 @@
 int tmp_create(const char *dir)
 {
 	char *path = malloc(strlen(dir) + 32);
-	int fd;
+	sigset_t all, old;
+	int fd, err;
 
 	if (!path) {
 		msg_errno(ENOMEM, "cannot create a temporary file in %s", dir);
 		return -1;
 	}
 	sprintf(path, "%s/clsort.XXXXXX", dir);
+	/* A signal while the file still has a name: this thread does not take
+	 * it, and whichever thread does removes the file before dying. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	out_guard_path(path);
 	fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0)
-		msg_errno(errno, "cannot create a temporary file in %s", dir);
-	else
+	err = errno;
+	if (fd >= 0)
 		unlink(path);
+	out_guard_path(NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0)
+		msg_errno(err, "cannot create a temporary file in %s", dir);
 	free(path);
 	return fd;
 }
@@ -344,6 +355,7 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 	const size_t ws = word_size(f->kind);
 	size_t per_record = ws + (f->fmt == CLS_FMT_KV ? sizeof(struct kv_line) : 0);
 	uint64_t cap, budget;
+	double t0, t1, t2;
 	int rc;
 
 	if (!o->device_explicit && total <= o->host_max) {
@@ -352,11 +364,14 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 		msg_info(1, "%llu records: sorting on the host", (unsigned long long)total);
 		return 0;
 	}
+	t0 = now_sec();
 	if (dev_open(&s->dev, o->device, o->verbose > 0))
 		return CLS_E_FAIL;
 	s->dev_opened = true;
+	t1 = now_sec();
 	if (eng_open(&s->eng, &s->dev, f->kind, o->local))
 		return CLS_E_FAIL;
+	t2 = now_sec();
 
 	budget = o->buffer_bytes;
 	if (o->buffer_percent > 0)
@@ -386,6 +401,8 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 		return CLS_E_FAIL;
 	}
 	s->cap = (size_t)cap;
+	msg_info(1, "setup: device %.3f s, kernels %.3f s, device buffer %.3f s", t1 - t0, t2 - t1,
+		 now_sec() - t2);
 	return 0;
 }
 
@@ -431,7 +448,7 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t_encode,
 		 s->t_sort, s->t_merge);
 	if (s->eng && s->dev.profiling)
-		msg_info(1, "device time: upload %.3f s, sort %.3f s, download %.3f s", t.upload,
+		msg_info(1, "device time: upload %.6f s, sort %.6f s, download %.6f s", t.upload,
 			 t.sort, t.download);
 }
 
@@ -452,8 +469,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	s.f = f;
 	if (setup(&s, in, total))
 		goto out;
+	t0 = now_sec();
 	b.words = s.host ? xmalloc(s.cap * word_size(f->kind), "sort words") :
 			   eng_host_buffer(s.eng, s.cap);
+	msg_info(1, "host buffer of %zu words: %.3f s", s.cap, now_sec() - t0);
 	if (f->fmt == CLS_FMT_KV)
 		b.lines = xmalloc(s.cap * sizeof *b.lines, "line table");
 	if (!b.words || (f->fmt == CLS_FMT_KV && !b.lines))

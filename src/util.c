@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -117,7 +118,7 @@ int parse_size(const char *s, uint64_t *bytes, double *percent)
 	*bytes = 0;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || v < 0)
+	if (end == s || errno || !isfinite(v) || v < 0)
 		return -1;
 	switch (*end) {
 	case '%':
