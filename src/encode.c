@@ -1,6 +1,7 @@
 #include "config.h"
 #include "encode.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,23 +395,26 @@ struct bin_job {
 	const struct enc_format *f;
 	const unsigned char *src;
 	size_t count;
-	size_t first;
-	void *words;
+	size_t first;		/* index in the run of the first record */
+	void *dst;
 };
 
 static void bin_job(void *arg)
 {
 	const struct bin_job *j = arg;
 	const struct enc_format *f = j->f;
-	f->kt->encode(j->src + f->key_off, f->rec_size, j->count, f->mask,
-		      (char *)j->words + j->first * word_size(f->kind), f->indexed, (uint32_t)j->first);
+	f->kt->encode(j->src + f->key_off, f->rec_size, j->count, f->mask, j->dst, f->indexed,
+		      (uint32_t)j->first);
 }
 
-static int bin_encode(const struct enc_format *f, struct enc_batch *b)
+int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		     size_t count, void *dst)
 {
-	size_t per = b->n / f->threads + 1, s, nj = 0, cap = f->threads + b->nslices;
+	const size_t ws = word_size(f->kind);
+	size_t per = count / f->threads + 1, s, nj = 0, cap = f->threads + b->nslices + 1;
 	struct bin_job *jobs;
 
+	assert(f->fmt == CLS_FMT_BIN);
 	if (per < MIN_JOB_BYTES / f->rec_size)
 		per = MIN_JOB_BYTES / f->rec_size + 1;
 	jobs = calloc(cap, sizeof *jobs);
@@ -420,9 +424,11 @@ static int bin_encode(const struct enc_format *f, struct enc_batch *b)
 	}
 	for (s = 0; s < b->nslices; s++) {
 		const struct enc_slice *sl = &b->slices[s];
-		size_t recs = sl->len / f->rec_size, done = 0;
-		while (done < recs) {
-			size_t c = recs - done < per ? recs - done : per;
+		const size_t recs = sl->len / f->rec_size;
+		size_t lo = sl->first_rec > first ? sl->first_rec : first;
+		const size_t hi = sl->first_rec + recs < first + count ? sl->first_rec + recs : first + count;
+		while (lo < hi) {
+			const size_t c = hi - lo < per ? hi - lo : per;
 			if (nj == cap) {
 				struct bin_job *g = realloc(jobs, 2 * cap * sizeof *jobs);
 				if (!g) {
@@ -434,12 +440,12 @@ static int bin_encode(const struct enc_format *f, struct enc_batch *b)
 				cap *= 2;
 			}
 			jobs[nj].f = f;
-			jobs[nj].src = sl->file->data + sl->off + done * f->rec_size;
+			jobs[nj].src = sl->file->data + sl->off + (lo - sl->first_rec) * f->rec_size;
 			jobs[nj].count = c;
-			jobs[nj].first = sl->first_rec + done;
-			jobs[nj].words = b->words;
+			jobs[nj].first = lo;
+			jobs[nj].dst = (char *)dst + (lo - first) * ws;
 			nj++;
-			done += c;
+			lo += c;
 		}
 	}
 	run_jobs(bin_job, jobs, sizeof *jobs, nj, f->threads);
@@ -449,7 +455,7 @@ static int bin_encode(const struct enc_format *f, struct enc_batch *b)
 
 int enc_encode(const struct enc_format *f, struct enc_batch *b)
 {
-	return f->fmt == CLS_FMT_KV ? kv_encode(f, b) : bin_encode(f, b);
+	return f->fmt == CLS_FMT_KV ? kv_encode(f, b) : enc_encode_range(f, b, 0, b->n, b->words);
 }
 
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,

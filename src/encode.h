@@ -56,7 +56,7 @@ struct enc_batch {
 	struct enc_slice *slices;
 	size_t nslices, slices_cap;
 	size_t n;		/* records */
-	void *words;		/* cap words */
+	void *words;		/* cap words, where the whole run is encoded at once */
 	struct kv_line *lines;	/* kv: cap lines */
 	uint64_t skipped;	/* kv --skip-bad: lines dropped */
 };
@@ -77,9 +77,14 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b);
 /* True when every record has been planned. */
 bool enc_plan_done(const struct enc_planner *p);
 
-/* Fill b->words (and b->lines) for the planned run.  0, or CLS_E_FAIL
+/* Fill b->words (and b->lines) for the whole planned run.  0, or CLS_E_FAIL
  * after a message naming file and line of a bad key. */
 int enc_encode(const struct enc_format *f, struct enc_batch *b);
+
+/* bin only: encode records [first, first+count) of the run into dst,
+ * without touching b->words.  0 or CLS_E_FAIL. */
+int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		     size_t count, void *dst);
 
 /* Bytes of record i of the run (kv: without the newline). */
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,

@@ -10,9 +10,11 @@
 /* Most substages one global pass fuses in registers (2^K words per
  * work-item); kernels exist for 1..MAX_FUSE. */
 #define MAX_FUSE 5
-/* Transfers move in chunks of about this many bytes, so that tile sorts
- * start while the rest is still on its way. */
-#define CHUNK_BYTES ((size_t)32 << 20)
+/* Transfers move in chunks of about this many bytes through NSTAGE pinned
+ * staging buffers, so that producing, uploading and tile-sorting (and
+ * downloading and consuming) overlap. */
+#define CHUNK_BYTES ((size_t)16 << 20)
+#define NSTAGE 3
 
 struct engine {
 	struct dev_ctx *dev;
@@ -31,9 +33,8 @@ struct engine {
 	size_t merge_items, merge_wg;
 	cl_mem buf, buf2;
 	size_t buf_words;
-	cl_mem host_mem;		/* pinned staging buffer, mapped */
-	void *host_ptr;
-	size_t host_words;
+	cl_mem stage_mem[NSTAGE];	/* pinned staging buffers, mapped */
+	void *stage[NSTAGE];
 	struct eng_times times;
 	cl_event *prof;			/* kernel events of this sort, when profiling */
 	cl_kernel *prof_kernel;		/* and which kernel each was */
@@ -169,17 +170,44 @@ fail:
 	return CLS_E_FAIL;
 }
 
-static void release_host(struct engine *e)
+static void release_stages(struct engine *e)
 {
-	if (e->host_mem) {
-		if (e->host_ptr)
-			clEnqueueUnmapMemObject(e->xfer, e->host_mem, e->host_ptr, 0, NULL, NULL);
-		clFinish(e->xfer);
-		clReleaseMemObject(e->host_mem);
+	int i;
+	for (i = 0; i < NSTAGE; i++) {
+		if (e->stage[i])
+			clEnqueueUnmapMemObject(e->xfer, e->stage_mem[i], e->stage[i], 0, NULL, NULL);
+		if (e->stage_mem[i]) {
+			clFinish(e->xfer);
+			clReleaseMemObject(e->stage_mem[i]);
+		}
+		e->stage_mem[i] = NULL;
+		e->stage[i] = NULL;
 	}
-	e->host_mem = NULL;
-	e->host_ptr = NULL;
-	e->host_words = 0;
+}
+
+/* The pinned staging buffers, made on first use. */
+static int make_stages(struct engine *e, size_t bytes)
+{
+	cl_int err = CL_SUCCESS;
+	int i;
+
+	if (e->stage[0])
+		return 0;
+	for (i = 0; i < NSTAGE; i++) {
+		e->stage_mem[i] = clCreateBuffer(e->dev->context,
+						 CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+		if (e->stage_mem[i])
+			e->stage[i] = clEnqueueMapBuffer(e->xfer, e->stage_mem[i], CL_TRUE,
+							 CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
+							 NULL, &err);
+		if (!e->stage[i]) {
+			msg_err("cannot allocate %zu bytes of pinned host memory: %s", bytes,
+				dev_strerror(err));
+			release_stages(e);
+			return CLS_E_FAIL;
+		}
+	}
+	return 0;
 }
 
 void eng_close(struct engine *e)
@@ -187,7 +215,7 @@ void eng_close(struct engine *e)
 	int i;
 	if (!e)
 		return;
-	release_host(e);
+	release_stages(e);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
 	for (i = 1; i <= MAX_FUSE; i++) {
@@ -268,29 +296,6 @@ int eng_reserve(struct engine *e, size_t words)
 	}
 	e->buf_words = words;
 	return 0;
-}
-
-void *eng_host_buffer(struct engine *e, size_t words)
-{
-	cl_int err = CL_SUCCESS;
-
-	if (e->host_ptr && e->host_words >= words)
-		return e->host_ptr;
-	release_host(e);
-	e->host_mem = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-				     (words ? words : 1) * e->wsize, NULL, &err);
-	if (e->host_mem)
-		e->host_ptr = clEnqueueMapBuffer(e->xfer, e->host_mem, CL_TRUE,
-						 CL_MAP_READ | CL_MAP_WRITE, 0,
-						 (words ? words : 1) * e->wsize, 0, NULL, NULL, &err);
-	if (!e->host_ptr) {
-		msg_err("cannot allocate %zu bytes of pinned host memory: %s", words * e->wsize,
-			dev_strerror(err));
-		release_host(e);
-		return NULL;
-	}
-	e->host_words = words;
-	return e->host_ptr;
 }
 
 static size_t round_up(size_t v, size_t m)
@@ -414,7 +419,7 @@ static void release_events(cl_event *ev, size_t n)
 			clReleaseEvent(ev[i]);
 }
 
-int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void *ctx)
+int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
 	const size_t tiles = (n + e->tile - 1) / e->tile;
 	size_t chunk_tiles = CHUNK_BYTES / (e->tile * e->wsize);
@@ -434,6 +439,8 @@ int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void
 	}
 	if (chunk_tiles == 0)
 		chunk_tiles = 1;
+	if (make_stages(e, chunk_tiles * e->tile * e->wsize))
+		return CLS_E_FAIL;
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
 	up = calloc(chunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
@@ -446,15 +453,25 @@ int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void
 	if (((size_t)1 << log_n) < n)
 		log_n++;
 
-	/* Upload chunk by chunk; each chunk's tiles are sorted once it lands. */
+	/* Upload chunk by chunk, each produced into a free staging buffer;
+	 * each chunk's tiles are sorted once it lands. */
 	what = "upload to the device";
 	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
 		const size_t t0 = c * chunk_tiles, t1 = t0 + chunk_tiles < tiles ? t0 + chunk_tiles : tiles;
 		const size_t w0 = t0 * e->tile, w1 = t1 * e->tile < n ? t1 * e->tile : n;
+		void *slot = e->stage[c % NSTAGE];
+		if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
+			break;
+		if ((rc = produce(ctx, slot, w0, w1 - w0)) != 0)
+			goto out;
+		rc = CLS_E_FAIL;
 		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, w0 * e->wsize, (w1 - w0) * e->wsize,
-					   (const char *)words + w0 * e->wsize, 0, NULL, &up[c]);
+					   slot, 0, NULL, &up[c]);
 		if (err == CL_SUCCESS)
 			err = launch_tiles(e, e->tile_sort, n, t0, t1, 1, &up[c], &sorted[c]);
+		/* Start the copy now, not at the next wait. */
+		clFlush(e->xfer);
+		clFlush(e->dev->queue);
 	}
 	/* clFlush makes both queues start now rather than at the first wait. */
 	clFlush(e->xfer);
@@ -511,20 +528,29 @@ int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void
 		}
 	}
 	clFlush(e->dev->queue);
+	/* Download into the staging buffers in turn: chunk c + NSTAGE goes
+	 * into the buffer of chunk c once that has been consumed. */
 	what = "download from the device";
-	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		const size_t w0 = c * chunk_tiles * e->tile;
-		const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
-		err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, w0 * e->wsize, (w1 - w0) * e->wsize,
-					  (char *)words + w0 * e->wsize, 1, &sorted[c], &down[c]);
-	}
-	clFlush(e->xfer);
-	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		const size_t w0 = c * chunk_tiles * e->tile;
-		const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
-		err = clWaitForEvents(1, &down[c]);
-		if (err == CL_SUCCESS && consume && (rc = consume(ctx, w0, w1 - w0)) != 0)
-			goto out;
+	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
+		if (c >= NSTAGE) {
+			const size_t d = c - NSTAGE;
+			const size_t w0 = d * chunk_tiles * e->tile;
+			const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
+			err = clWaitForEvents(1, &down[d]);
+			if (err != CL_SUCCESS)
+				break;
+			if ((rc = consume(ctx, e->stage[d % NSTAGE], w0, w1 - w0)) != 0)
+				goto out;
+			rc = CLS_E_FAIL;
+		}
+		if (c < chunks) {
+			const size_t w0 = c * chunk_tiles * e->tile;
+			const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
+			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, w0 * e->wsize,
+						  (w1 - w0) * e->wsize, e->stage[c % NSTAGE], 1, &sorted[c],
+						  &down[c]);
+			clFlush(e->xfer);
+		}
 	}
 	if (err != CL_SUCCESS) {
 		dev_fail(what, err);
@@ -533,14 +559,16 @@ int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void
 	}
 	if (e->dev->profiling) {
 		size_t i;
-		e->times.upload += event_seconds(up[0], up[chunks - 1]);
+		for (i = 0; i < chunks; i++)
+			e->times.upload += event_seconds(up[i], up[i]);
 		for (i = 0; i < e->nprof; i++) {
 			char name[32];
 			const double t = event_seconds(e->prof[i], e->prof[i]);
 			e->times.sort += t;
 			e->kernel_time[kernel_slot(e, e->prof_kernel[i], name, sizeof name)] += t;
 		}
-		e->times.download += event_seconds(down[0], down[chunks - 1]);
+		for (i = 0; i < chunks; i++)
+			e->times.download += event_seconds(down[i], down[i]);
 	}
 	rc = 0;
 out:

@@ -28,19 +28,18 @@ size_t eng_max_words(const struct engine *e);
  * 0, ENG_E_NOMEM (try fewer) or CLS_E_FAIL. */
 int eng_reserve(struct engine *e, size_t words);
 
-/* Host memory for words words, pinned where the device can copy from it
- * fastest; it lives until eng_close.  NULL after a message. */
-void *eng_host_buffer(struct engine *e, size_t words);
+/* Fills dst with words [first, first+count) of the array to sort. */
+typedef int (*eng_producer)(void *ctx, void *dst, size_t first, size_t count);
+/* Receives sorted words [first, first+count) at src, in order. */
+typedef int (*eng_consumer)(void *ctx, const void *src, size_t first, size_t count);
 
-/* Receives sorted words[first..first+count) as each chunk arrives. */
-typedef int (*eng_consumer)(void *ctx, size_t first, size_t count);
-
-/* Sort words[0..n) (the host buffer) through the device, n at most what
- * was reserved: uploads in chunks that are tile-sorted as they land, runs
- * the merge passes, and downloads in chunks, handing each to consume (if
- * not NULL) while the next one is on its way.  0, CLS_E_FAIL, or what
- * consume returned. */
-int eng_sort(struct engine *e, void *words, size_t n, eng_consumer consume, void *ctx);
+/* Sort n words (n at most what was reserved) through the device.  The
+ * words travel in chunks through a few pinned staging buffers: produce
+ * fills each chunk, which is uploaded and tile-sorted while the next one is
+ * produced; after the merge passes each sorted chunk is downloaded and
+ * handed to consume while the next one is on its way.  0, CLS_E_FAIL, or
+ * what a callback returned. */
+int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume, void *ctx);
 
 /* Device time spent so far, in seconds, by phase. */
 struct eng_times {

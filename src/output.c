@@ -256,17 +256,17 @@ static int emit_plain(struct out_writer *w, const struct enc_format *f, const vo
 }
 
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
-	     size_t first, size_t count)
+	     const void *words, size_t count)
 {
 	size_t i;
 	int rc = 0;
 
 	if (!f->indexed)
-		return emit_plain(w, f, (const char *)b->words + first * word_size(f->kind), count);
-	for (i = first; i < first + count && rc == 0; i++) {
+		return emit_plain(w, f, words, count);
+	for (i = 0; i < count && rc == 0; i++) {
 		const unsigned char *p;
 		size_t len;
-		enc_record(f, b, enc_word_index(f, b->words, i), &p, &len);
+		enc_record(f, b, enc_word_index(f, words, i), &p, &len);
 		rc = out_write(w, p, len);
 		if (rc == 0 && f->fmt == CLS_FMT_KV)
 			rc = out_write(w, "\n", 1);

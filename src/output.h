@@ -48,9 +48,9 @@ int out_finish(struct out_writer *w);
 /* Drop everything: close, and remove a temporary -o file. */
 void out_abort(struct out_writer *w);
 
-/* Write the records of sorted words [first, first+count) of the run, in
+/* Write the records that count sorted words of the run stand for, in
  * word order. */
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
-	     size_t first, size_t count);
+	     const void *words, size_t count);
 
 #endif

@@ -406,31 +406,50 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 	return 0;
 }
 
-/* Where the sorted words of the current run go, chunk by chunk. */
-struct emit_ctx {
+/* Where the words of the current run come from and go to, chunk by chunk. */
+struct run_io {
 	struct out_writer *w;
 	const struct enc_format *f;
 	const struct enc_batch *b;
 };
 
-static int emit_chunk(void *arg, size_t first, size_t count)
+static int produce_chunk(void *arg, void *dst, size_t first, size_t count)
 {
-	const struct emit_ctx *c = arg;
-	return out_emit(c->w, c->f, c->b, first, count);
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	/* kv runs are parsed whole; bin records are encoded as they go. */
+	if (io->b->words) {
+		memcpy(dst, (const char *)io->b->words + first * ws, count * ws);
+		return 0;
+	}
+	return enc_encode_range(io->f, io->b, first, count, dst);
 }
 
-/* Sort the encoded run and write it to w. */
+static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	(void)first;
+	return out_emit(io->w, io->f, io->b, src, count);
+}
+
+/* Sort the planned run and write it to w. */
 static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w)
 {
-	struct emit_ctx ctx = { w, s->f, b };
+	struct run_io io = { w, s->f, b };
 	double t0 = now_sec();
 	int rc;
 
+	if (b->words) {
+		if (enc_encode(s->f, b))
+			return CLS_E_FAIL;
+		s->t_encode += now_sec() - t0;
+		t0 = now_sec();
+	}
 	if (s->host) {
 		host_sort(b->words, b->n, s->f->kind);
-		rc = out_emit(w, s->f, b, 0, b->n);
+		rc = out_emit(w, s->f, b, b->words, b->n);
 	} else {
-		rc = eng_sort(s->eng, b->words, b->n, emit_chunk, &ctx);
+		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
 	}
 	s->t_sort += now_sec() - t0;
 	return rc;
@@ -469,14 +488,19 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	s.f = f;
 	if (setup(&s, in, total))
 		goto out;
-	t0 = now_sec();
-	b.words = s.host ? xmalloc(s.cap * word_size(f->kind), "sort words") :
-			   eng_host_buffer(s.eng, s.cap);
-	msg_info(1, "host buffer of %zu words: %.3f s", s.cap, now_sec() - t0);
-	if (f->fmt == CLS_FMT_KV)
+	/* The whole run's words are kept on the host only where they cannot
+	 * be made chunk by chunk: kv lines are parsed at once, and the host
+	 * sort needs them all. */
+	if (s.host || f->fmt == CLS_FMT_KV) {
+		b.words = xmalloc(s.cap * word_size(f->kind), "sort words");
+		if (!b.words)
+			goto out;
+	}
+	if (f->fmt == CLS_FMT_KV) {
 		b.lines = xmalloc(s.cap * sizeof *b.lines, "line table");
-	if (!b.words || (f->fmt == CLS_FMT_KV && !b.lines))
-		goto out;
+		if (!b.lines)
+			goto out;
+	}
 	/* Runs stay in memory when the whole input fits beside the run
 	 * buffers; otherwise they go to temporary files. */
 	s.spill = in->bytes + (uint64_t)s.cap * word_size(f->kind) > o->memory_bytes;
@@ -492,16 +516,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 			goto out;
 		if (!planned)
 			break;
-		t0 = now_sec();
-		if (enc_encode(f, &b))
-			goto out;
-		s.t_encode += now_sec() - t0;
-		records += b.n;
-		skipped += b.skipped;
-		runs++;
-		t0 = now_sec();
-		if (runs == 1 && enc_plan_done(&pl)) {
+		if (++runs == 1 && enc_plan_done(&pl)) {
 			rc = sort_run(&s, &b, out);
+			records += b.n;
+			skipped += b.skipped;
 			if (rc)
 				goto out;
 			break;
@@ -514,6 +532,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 			if (run_writer(&s, &w, &r, bytes))
 				goto out;
 			rc = sort_run(&s, &b, &w);
+			records += b.n;
+			skipped += b.skipped;
 			if (rc == 0)
 				rc = run_seal(&w, &r);
 			else
@@ -545,8 +565,7 @@ out:
 	for (i = 0; i < s.nruns; i++)
 		run_free(&s.runs[i]);
 	free(s.runs);
-	if (s.host)
-		free(b.words);
+	free(b.words);
 	free(b.lines);
 	free(b.slices);
 	eng_close(s.eng);
