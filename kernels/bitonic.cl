@@ -2,44 +2,71 @@
  * passes that join sorted tiles into one sorted array.  See common.cl for
  * the word type and the padding rule. */
 
-/* Flip step of blocks of size b over the whole tile, in local memory. */
-inline void local_flip(__local word_t *tile, uint b)
+/* Inside a tile every word exists (words past n are loaded as +infinity),
+ * so the tile kernels use the classic network: in stage b, the pair i,
+ * i^d is put in ascending order when bit b of i is clear and in descending
+ * order otherwise, which leaves every block of size b sorted in alternating
+ * directions and the whole tile ascending after the last stage.
+ *
+ * A work-item's EPT words in registers are those whose index has the
+ * work-item's bits everywhere except in a group of LOG_EPT bits starting at
+ * bit lo ("layout lo"); all the steps of distance 2^lo .. 2^(lo+LOG_EPT-1)
+ * then run in registers, and local memory only serves to change layout.
+ * Work-items that read one layout from local memory hit distinct banks:
+ * their own bits are the low ones, or the padding spreads them. */
+
+inline uint lay_index(uint lo, uint j)
 {
-	for (uint c = get_local_id(0); c < TILE / 2; c += WG) {
-		const uint blk = (c / (b / 2)) * b, i = c % (b / 2);
-		word_t x = tile[TI(blk + i)], y = tile[TI(blk + b - 1 - i)];
-		CMPSWAP(x, y);
-		tile[TI(blk + i)] = x;
-		tile[TI(blk + b - 1 - i)] = y;
-	}
+	const uint t = get_local_id(0);
+	return ((t >> lo) << (lo + LOG_EPT)) | (t & ((1u << lo) - 1)) | (j << lo);
+}
+
+/* Move the registers from layout from to layout to, through the tile. */
+inline void relayout(word_t *r, __local word_t *tile, uint from, uint to)
+{
+#pragma unroll
+	for (uint j = 0; j < EPT; j++)
+		tile[TI(lay_index(from, j))] = r[j];
+	barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+	for (uint j = 0; j < EPT; j++)
+		r[j] = tile[TI(lay_index(to, j))];
 	barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Half-cleaner of distance d over the whole tile, in local memory. */
-inline void local_half(__local word_t *tile, uint d)
+/* In layout lo: the steps of distance 2^top .. 2^lo of stage b (b = 0:
+ * everything ascending, as in the merge tail). */
+inline void reg_steps(word_t *r, uint lo, uint top, uint b)
 {
-	for (uint c = get_local_id(0); c < TILE / 2; c += WG) {
-		const uint lo = (c / d) * 2 * d + c % d;
-		word_t x = tile[TI(lo)], y = tile[TI(lo + d)];
-		CMPSWAP(x, y);
-		tile[TI(lo)] = x;
-		tile[TI(lo + d)] = y;
+#pragma unroll
+	for (uint d = EPT / 2; d > 0; d >>= 1) {
+		if (d > (1u << (top - lo)))
+			continue;
+#pragma unroll
+		for (uint j = 0; j < EPT; j++) {
+			if (j & d)
+				continue;
+			if (lay_index(lo, j) & b)
+				CMPSWAP(r[j + d], r[j]);
+			else
+				CMPSWAP(r[j], r[j + d]);
+		}
 	}
-	barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Half-cleaners from distance d down to 1: the large ones in local memory,
- * those under EPT in registers. */
-inline void local_half_from(__local word_t *tile, uint d)
+/* The steps of distance 2^top .. 1 of stage b, LOG_EPT bits at a time,
+ * from layout *lo (updated; it ends at 0). */
+inline void stage_steps(word_t *r, __local word_t *tile, uint *lo, int top, uint b)
 {
-	word_t r[EPT];
-
-	for (; d >= EPT; d >>= 1)
-		local_half(tile, d);
-	regs_from_tile(r, tile);
-	reg_half(r);
-	regs_to_tile(r, tile);
-	barrier(CLK_LOCAL_MEM_FENCE);
+	while (top >= 0) {
+		const uint want = top >= LOG_EPT - 1 ? top - (LOG_EPT - 1) : 0;
+		if (want != *lo) {
+			relayout(r, tile, *lo, want);
+			*lo = want;
+		}
+		reg_steps(r, want, top, b);
+		top = (int)want - 1;
+	}
 }
 
 /* Sort each tile of TILE words, from tile number first_tile on. */
@@ -49,33 +76,42 @@ void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_ti
 	__local word_t tile[TILE_ALLOC];
 	const ulong base = (first_tile + get_group_id(0)) * TILE;
 	word_t r[EPT];
+	uint lo = 0;
 
 	if (base >= n)
 		return;
 	tile_load(buf, n, base, tile);
 	regs_from_tile(r, tile);
-	reg_sort(r);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (uint k = 1; k <= LOG_EPT + LOG_WG; k++)
+		stage_steps(r, tile, &lo, (int)k - 1, k < LOG_EPT + LOG_WG ? 1u << k : 0);
 	regs_to_tile(r, tile);
 	barrier(CLK_LOCAL_MEM_FENCE);
-	for (uint b = 2 * EPT; b <= TILE; b <<= 1) {
-		local_flip(tile, b);
-		local_half_from(tile, b / 4);
-	}
 	tile_store(buf, n, base, tile);
 }
 
 /* Last substages of a merge stage of block size > TILE: half-cleaners of
- * distance TILE/2 .. 1, each tile on its own, from tile first_tile on. */
+ * distance TILE/2 .. 1, each tile on its own, from tile first_tile on.  The
+ * first layout is read straight from global memory (coalesced: the
+ * work-items' own bits are the low ones). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile)
 {
 	__local word_t tile[TILE_ALLOC];
 	const ulong base = (first_tile + get_group_id(0)) * TILE;
+	uint lo = LOG_WG;
+	word_t r[EPT];
 
 	if (base >= n)
 		return;
-	tile_load(buf, n, base, tile);
-	local_half_from(tile, TILE / 2);
+#pragma unroll
+	for (uint j = 0; j < EPT; j++) {
+		const ulong i = base + lay_index(LOG_WG, j);
+		r[j] = i < n ? buf[i] : WORD_MAX;
+	}
+	stage_steps(r, tile, &lo, LOG_EPT + LOG_WG - 1, 0);
+	regs_to_tile(r, tile);
+	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
 }
 

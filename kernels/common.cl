@@ -5,6 +5,7 @@
  *              compared by key in .y, then index in .x),
  *   WG         work-group size of the local kernels,
  *   EPT        words each work-item keeps in registers (a power of two),
+ *   LOG_WG, LOG_EPT  their base-2 logarithms,
  * and a tile of TILE = WG * EPT words is what one work-group sorts.
  *
  * Every network here sorts ascending.  A block of size B is merged by the
@@ -65,18 +66,6 @@ inline void reg_sort(word_t *r)
 				if (!(i & d))
 					CMPSWAP(r[i], r[i + d]);
 		}
-	}
-}
-
-/* Half-cleaners of distance EPT/2 .. 1 over r[0..EPT). */
-inline void reg_half(word_t *r)
-{
-#pragma unroll
-	for (uint d = EPT / 2; d > 0; d >>= 1) {
-#pragma unroll
-		for (uint i = 0; i < EPT; i++)
-			if (!(i & d))
-				CMPSWAP(r[i], r[i + d]);
 	}
 }
 

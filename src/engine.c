@@ -138,8 +138,9 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 		dev_fail("cannot create an OpenCL command queue", err);
 		goto fail;
 	}
-	snprintf(options, sizeof options, "-DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DMERGE_ITEMS=%zu",
-		 e->wsize * 8, e->wg, e->ept, e->merge_items);
+	snprintf(options, sizeof options,
+		 "-DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu",
+		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items);
 	if (dev_build(d, options, &e->prog))
 		goto fail;
 	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");

@@ -5,6 +5,8 @@
 #ifndef CLSORT_INPUT_H
 #define CLSORT_INPUT_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +31,12 @@ struct in_set {
 int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t memory,
 	    const char *tmpdir);
 void in_close(struct in_set *set);
+
+/* Map the first limit bytes of the mapped inputs into the page tables in
+ * a background thread, while the device starts.  Returns whether a thread
+ * was started (then in_prefault_join must follow). */
+bool in_prefault_start(const struct in_set *set, uint64_t limit, pthread_t *thread);
+void in_prefault_join(pthread_t thread);
 
 /* Done with f's bytes [off, off+len): give mapped pages back to the
  * system, so reading a large file does not grow the resident set. */

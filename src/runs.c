@@ -348,6 +348,12 @@ static uint64_t count_records(const struct enc_format *f, const struct in_set *i
 	return n;
 }
 
+/* Small inputs skip the device, unless one was asked for. */
+static bool on_host(const struct cls_opts *o, uint64_t total)
+{
+	return !o->device_explicit && total <= o->host_max;
+}
+
 static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 {
 	const struct cls_opts *o = s->o;
@@ -358,7 +364,7 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 	double t0, t1, t2;
 	int rc;
 
-	if (!o->device_explicit && total <= o->host_max) {
+	if (on_host(o, total)) {
 		s->host = true;
 		s->cap = total ? (size_t)total : 1;
 		msg_info(1, "%llu records: sorting on the host", (unsigned long long)total);
@@ -480,12 +486,18 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	uint64_t total = count_records(f, in), records = 0, skipped = 0;
 	size_t runs = 0, i;
 	int rc = CLS_E_FAIL;
+	pthread_t prefault;
+	bool prefaulting = false;
 	double t0;
 
 	memset(&s, 0, sizeof s);
 	memset(&b, 0, sizeof b);
 	s.o = o;
 	s.f = f;
+	/* Starting a device takes a while: have the input's pages ready by
+	 * then. */
+	if (!on_host(o, total))
+		prefaulting = in_prefault_start(in, o->memory_bytes / 2, &prefault);
 	if (setup(&s, in, total))
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
@@ -562,6 +574,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 			skipped == 1 ? "" : "s");
 	report(&s, runs, records);
 out:
+	if (prefaulting)
+		in_prefault_join(prefault);
 	for (i = 0; i < s.nruns; i++)
 		run_free(&s.runs[i]);
 	free(s.runs);
