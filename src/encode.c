@@ -54,11 +54,83 @@ int enc_validate(const struct enc_format *f, const struct in_set *in)
 	return 0;
 }
 
-void enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in)
+/* Lines in p[0..len): newlines, plus one for an unterminated last line. */
+static size_t count_lines(const char *p, size_t len)
 {
+	const char *end = p + len, *nl;
+	size_t n = 0;
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		n++;
+		p = nl + 1;
+	}
+	return n + (p < end);
+}
+
+struct count_job {
+	const char *p;
+	size_t len;
+	size_t lines;
+};
+
+static void count_job(void *arg)
+{
+	struct count_job *j = arg;
+	j->lines = count_lines(j->p, j->len);
+}
+
+/* Lines of a file, counted by up to threads threads, each on a share
+ * that ends at a newline. */
+static uint64_t count_file_lines(const struct in_file *file, unsigned threads)
+{
+	struct count_job jobs[64];
+	const char *p = (const char *)file->data, *end = p + file->size;
+	size_t per, n = 0, i;
+	uint64_t total = 0;
+
+	if (threads > 64)
+		threads = 64;
+	per = file->size / threads + 1;
+	while (p < end) {
+		const char *cut = n + 1 < threads && (size_t)(end - p) > per ? p + per : end, *nl;
+		if (cut < end) {
+			nl = memchr(cut, '\n', (size_t)(end - cut));
+			cut = nl ? nl + 1 : end;
+		}
+		jobs[n].p = p;
+		jobs[n].len = (size_t)(cut - p);
+		n++;
+		p = cut;
+	}
+	run_parallel(count_job, jobs, sizeof jobs[0], (unsigned)n);
+	for (i = 0; i < n; i++)
+		total += jobs[i].lines;
+	return total;
+}
+
+int enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in)
+{
+	size_t i;
+
 	memset(p, 0, sizeof *p);
 	p->f = f;
 	p->in = in;
+	p->counts = calloc(in->count ? in->count : 1, sizeof *p->counts);
+	if (!p->counts) {
+		msg_errno(ENOMEM, "cannot plan the sort");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < in->count; i++) {
+		p->counts[i] = f->fmt == CLS_FMT_BIN ? in->files[i].size / f->rec_size :
+			       count_file_lines(&in->files[i], f->threads);
+		p->total += p->counts[i];
+	}
+	return 0;
+}
+
+void enc_plan_free(struct enc_planner *p)
+{
+	free(p->counts);
+	p->counts = NULL;
 }
 
 static int add_slice(struct enc_batch *b, const struct in_file *file, size_t off, size_t len,
@@ -85,18 +157,6 @@ static int add_slice(struct enc_batch *b, const struct in_file *file, size_t off
 	return 0;
 }
 
-/* Lines in p[0..len): newlines, plus one for an unterminated last line. */
-static size_t count_lines(const char *p, size_t len)
-{
-	const char *end = p + len, *nl;
-	size_t n = 0;
-	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
-		n++;
-		p = nl + 1;
-	}
-	return n + (p < end);
-}
-
 int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
 {
 	const struct enc_format *f = p->f;
@@ -119,6 +179,9 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
 			if (records > cap - b->n)
 				records = cap - b->n;
 			len = records * f->rec_size;
+		} else if (p->counts[p->file] - p->no <= cap - b->n) {
+			records = p->counts[p->file] - p->no;
+			len = left;
 		} else {
 			const char *s = (const char *)file->data + p->off, *end = s + left, *q = s, *nl;
 			records = 0;

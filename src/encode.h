@@ -64,11 +64,16 @@ struct enc_batch {
 struct enc_planner {
 	const struct enc_format *f;
 	const struct in_set *in;
+	uint64_t *counts;	/* records in each file */
+	uint64_t total;		/* records in all */
 	size_t file, off;
 	uint64_t no;
 };
 
-void enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in);
+/* Count the records of every input (kv lines in parallel) and start
+ * planning at the first.  0 or CLS_E_FAIL when out of memory. */
+int enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in);
+void enc_plan_free(struct enc_planner *p);
 
 /* Plan the next run of at most cap records into b's slices; false when
  * the input is exhausted.  CLS_E_FAIL (negative) when out of memory. */

@@ -23,7 +23,8 @@ static int map_fd(struct in_file *f, int fd, size_t size)
 	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -1;
-	madvise(p, size, MADV_SEQUENTIAL);
+	/* Read in order, but records are gathered back in any order. */
+	madvise(p, size, MADV_WILLNEED);
 	f->map = p;
 	f->map_len = size;
 	f->data = p;

@@ -137,6 +137,9 @@ int out_open_final(struct out_writer *w, const char *path)
 	return 0;
 }
 
+struct gather;
+static void free_gathers(struct out_writer *w);
+
 static int fail_write(struct out_writer *w)
 {
 	if (errno == EPIPE)
@@ -212,6 +215,7 @@ int out_finish(struct out_writer *w)
 		out_abort(w);
 		return rc;
 	}
+	free_gathers(w);
 	free(w->buf);
 	w->buf = NULL;
 	return 0;
@@ -219,6 +223,7 @@ int out_finish(struct out_writer *w)
 
 void out_abort(struct out_writer *w)
 {
+	free_gathers(w);
 	if (w->tmp_path) {
 		if (w->fd >= 0)
 			close(w->fd);
@@ -234,23 +239,126 @@ void out_abort(struct out_writer *w)
 
 /* --- gather ----------------------------------------------------------- */
 
-#define CHUNK 65536
+#define DECODE_WORDS 8192
+/* Gathers of fewer records than this stay on one thread. */
+#define GATHER_MIN 65536
+#define GATHER_MAX_THREADS 64
 
 static int emit_plain(struct out_writer *w, const struct enc_format *f, const void *words,
 		      size_t count)
 {
 	const size_t ws = word_size(f->kind);
-	unsigned char tmp[CHUNK * 8];
+	unsigned char tmp[DECODE_WORDS * 8];
 	size_t i;
 	int rc = 0;
 
 	/* Ascending unsigned keys are their own bytes. */
 	if (f->mask == 0 && f->kt->raw(1) == 1 && f->kt->raw(0) == 0)
 		return out_write(w, words, count * ws);
-	for (i = 0; i < count && rc == 0; i += CHUNK) {
-		size_t c = count - i < CHUNK ? count - i : CHUNK;
+	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
+		size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
 		f->kt->decode((const char *)words + i * ws, c, f->mask, tmp);
 		rc = out_write(w, tmp, c * ws);
+	}
+	return rc;
+}
+
+/* One thread's share of a gather: records [first, first+count) of the
+ * sorted words, copied into its own buffer. */
+struct gather {
+	const struct enc_format *f;
+	const struct enc_batch *b;
+	const void *words;
+	size_t first, count;
+	unsigned char *buf;
+	size_t cap, len;
+	bool failed;
+};
+
+static bool gather_room(struct gather *g, size_t more)
+{
+	if (g->len + more > g->cap) {
+		size_t cap = g->cap ? g->cap : (size_t)1 << 20;
+		unsigned char *grown;
+		while (cap < g->len + more)
+			cap *= 2;
+		grown = realloc(g->buf, cap);
+		if (!grown)
+			return false;
+		g->buf = grown;
+		g->cap = cap;
+	}
+	return true;
+}
+
+static void gather_job(void *arg)
+{
+	struct gather *g = arg;
+	const struct enc_format *f = g->f;
+	const bool kv = f->fmt == CLS_FMT_KV;
+	const size_t end = g->first + g->count;
+	size_t i;
+
+	g->len = 0;
+	for (i = g->first; i < end; i++) {
+		const unsigned char *p;
+		size_t len;
+
+		/* The records lie anywhere: ask for the line table entry and
+		 * the record a little ahead of their use. */
+		if (i + 16 < end && kv)
+			__builtin_prefetch(&g->b->lines[enc_word_index(f, g->words, i + 16)]);
+		if (i + 8 < end) {
+			enc_record(f, g->b, enc_word_index(f, g->words, i + 8), &p, &len);
+			__builtin_prefetch(p);
+		}
+		enc_record(f, g->b, enc_word_index(f, g->words, i), &p, &len);
+		if (!gather_room(g, len + 1)) {
+			g->failed = true;
+			return;
+		}
+		memcpy(g->buf + g->len, p, len);
+		g->len += len;
+		if (kv)
+			g->buf[g->len++] = '\n';
+	}
+}
+
+/* Records of indexed words: copied by several threads into buffers of
+ * their own, written in order. */
+static int emit_records(struct out_writer *w, const struct enc_format *f,
+			const struct enc_batch *b, const void *words, size_t count)
+{
+	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
+	struct gather *g;
+	size_t i;
+	int rc = 0;
+
+	if (count < GATHER_MIN)
+		threads = 1;
+	if (!w->gathers) {
+		w->gathers = calloc(GATHER_MAX_THREADS, sizeof *g);
+		if (!w->gathers) {
+			msg_errno(ENOMEM, "cannot gather the sorted records");
+			return CLS_E_FAIL;
+		}
+	}
+	g = w->gathers;
+	for (i = 0; i < threads; i++) {
+		g[i].f = f;
+		g[i].b = b;
+		g[i].words = words;
+		g[i].first = count / threads * i;
+		g[i].count = i + 1 < threads ? count / threads : count - g[i].first;
+		g[i].failed = false;
+	}
+	run_parallel(gather_job, g, sizeof *g, threads);
+	for (i = 0; i < threads && rc == 0; i++) {
+		if (g[i].failed) {
+			msg_errno(ENOMEM, "cannot gather the sorted records");
+			return CLS_E_FAIL;
+		}
+		rc = out_write(w, g[i].buf, g[i].len);
 	}
 	return rc;
 }
@@ -258,18 +366,17 @@ static int emit_plain(struct out_writer *w, const struct enc_format *f, const vo
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
 	     const void *words, size_t count)
 {
-	size_t i;
-	int rc = 0;
+	return f->indexed ? emit_records(w, f, b, words, count) : emit_plain(w, f, words, count);
+}
 
-	if (!f->indexed)
-		return emit_plain(w, f, words, count);
-	for (i = 0; i < count && rc == 0; i++) {
-		const unsigned char *p;
-		size_t len;
-		enc_record(f, b, enc_word_index(f, words, i), &p, &len);
-		rc = out_write(w, p, len);
-		if (rc == 0 && f->fmt == CLS_FMT_KV)
-			rc = out_write(w, "\n", 1);
-	}
-	return rc;
+static void free_gathers(struct out_writer *w)
+{
+	struct gather *g = w->gathers;
+	size_t i;
+	if (!g)
+		return;
+	for (i = 0; i < GATHER_MAX_THREADS; i++)
+		free(g[i].buf);
+	free(g);
+	w->gathers = NULL;
 }

@@ -20,6 +20,7 @@ struct out_writer {
 	bool mem;		/* grows in memory, never flushed */
 	bool close_fd;		/* out_finish closes fd (a device opened by path) */
 	size_t total;		/* bytes written so far */
+	struct gather *gathers;	/* per-thread buffers of out_emit */
 };
 
 /* Catch SIGINT, SIGTERM and SIGHUP to remove a partial -o file before

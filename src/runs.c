@@ -325,29 +325,6 @@ static int push_run(struct sorter *s, const struct run *r)
 
 /* --- setup --------------------------------------------------------------- */
 
-/* Records in the input when cheap to know; kv inputs larger than this are
- * taken as large without counting. */
-#define COUNT_LIMIT ((uint64_t)64 << 20)
-
-static uint64_t count_records(const struct enc_format *f, const struct in_set *in)
-{
-	uint64_t n = 0;
-	size_t i;
-	if (f->fmt == CLS_FMT_BIN)
-		return in->bytes / f->rec_size;
-	if (in->bytes > COUNT_LIMIT)
-		return UINT64_MAX;
-	for (i = 0; i < in->count; i++) {
-		const char *p = (const char *)in->files[i].data, *end = p + in->files[i].size, *nl;
-		while (p < end) {
-			nl = memchr(p, '\n', (size_t)(end - p));
-			p = nl ? nl + 1 : end;
-			n++;
-		}
-	}
-	return n;
-}
-
 /* Small inputs skip the device, unless one was asked for. */
 static bool on_host(const struct cls_opts *o, uint64_t total)
 {
@@ -483,7 +460,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	struct sorter s;
 	struct enc_planner pl;
 	struct enc_batch b;
-	uint64_t total = count_records(f, in), records = 0, skipped = 0;
+	uint64_t total, records = 0, skipped = 0;
 	size_t runs = 0, i;
 	int rc = CLS_E_FAIL;
 	pthread_t prefault;
@@ -494,6 +471,9 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	memset(&b, 0, sizeof b);
 	s.o = o;
 	s.f = f;
+	if (enc_plan_init(&pl, f, in))
+		return CLS_E_FAIL;
+	total = pl.total;
 	/* Starting a device takes a while: have the input's pages ready by
 	 * then. */
 	if (!on_host(o, total))
@@ -519,7 +499,6 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
 		goto out;
 
-	enc_plan_init(&pl, f, in);
 	for (;;) {
 		int planned;
 		rc = CLS_E_FAIL;
@@ -581,6 +560,7 @@ out:
 	free(s.runs);
 	free(b.words);
 	free(b.lines);
+	enc_plan_free(&pl);
 	free(b.slices);
 	eng_close(s.eng);
 	if (s.dev_opened)
