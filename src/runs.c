@@ -132,13 +132,14 @@ static int choose_fanin(struct sorter *s, uint64_t est_runs)
 struct source {
 	struct enc_cursor c;
 	const struct run *run;
+	size_t order;		/* of its run among those merged */
 	size_t released;
 };
 
 static bool before(const struct source *a, const struct source *b)
 {
 	/* Equal keys: the earlier run first, which keeps the sort stable. */
-	return a->c.key < b->c.key || (a->c.key == b->c.key && a->run < b->run);
+	return a->c.key < b->c.key || (a->c.key == b->c.key && a->order < b->order);
 }
 
 static void sift_down(struct source **h, size_t n, size_t i)
@@ -169,11 +170,15 @@ static void release_behind(struct source *src)
 	}
 }
 
-static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct out_writer *w)
+/* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
+ * not NULL, are the runs the ranges start, whose passed pages are given
+ * back as the merge goes. */
+static int heap_merge(const struct enc_format *f, const struct run *ranges, size_t k,
+		      const struct run *runs, struct out_writer *w)
 {
-	struct source *src = calloc(k, sizeof *src);
-	struct source **heap = calloc(k, sizeof *heap);
-	const bool kv = s->f->fmt == CLS_FMT_KV;
+	struct source *src = calloc(k ? k : 1, sizeof *src);
+	struct source **heap = calloc(k ? k : 1, sizeof *heap);
+	const bool kv = f->fmt == CLS_FMT_KV;
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -183,8 +188,9 @@ static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct
 		goto out;
 	}
 	for (i = 0; i < k; i++) {
-		src[i].run = &runs[i];
-		enc_cursor_init(&src[i].c, s->f, runs[i].data, runs[i].len, "run");
+		src[i].run = runs ? &runs[i] : &ranges[i];
+		src[i].order = i;
+		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len, "run");
 		rc = enc_cursor_next(&src[i].c);
 		if (rc < 0)
 			goto out;
@@ -207,14 +213,202 @@ static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct
 		if (rc == 0)
 			heap[0] = heap[--n];
 		rc = 0;
-		release_behind(top);
+		if (runs)
+			release_behind(top);
 		sift_down(heap, n, 0);
 	}
 out:
 	free(src);
 	free(heap);
-	s->merges++;
 	return rc;
+}
+
+/* --- parallel merge ------------------------------------------------------
+ * The merged output is cut by key into parts that threads merge at once:
+ * splitter keys come from samples of every run, each run is cut after its
+ * last record with a key at most the splitter, and part p is the merge of
+ * every run's piece p.  Equal keys always share a part, so the merge stays
+ * stable.  Parts are merged a round of one per thread at a time, each into
+ * memory, and written in order. */
+
+/* Output bytes per round. */
+#define ROUND_BYTES ((size_t)256 << 20)
+/* Below this the merge is not worth threads. */
+#define PARALLEL_MERGE_MIN ((size_t)16 << 20)
+/* Samples per part and run. */
+#define SAMPLES 8
+
+/* Start of the first record at or after byte pos of a run. */
+static size_t record_at(const struct enc_format *f, const struct run *r, size_t pos)
+{
+	const unsigned char *nl;
+	if (f->fmt == CLS_FMT_BIN)
+		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
+	if (pos == 0 || pos >= r->len)
+		return pos == 0 ? 0 : r->len;
+	nl = memchr(r->data + pos - 1, '\n', r->len - (pos - 1));
+	return nl ? (size_t)(nl - r->data) + 1 : r->len;
+}
+
+/* Sortable key of the record starting at byte at (< r->len). */
+static uint64_t key_at(const struct enc_format *f, const struct run *r, size_t at)
+{
+	struct enc_cursor c;
+	enc_cursor_init(&c, f, r->data + at, r->len - at, "run");
+	return enc_cursor_next(&c) == 1 ? c.key : 0;
+}
+
+/* Byte offset of the first record of r whose key is above v. */
+static size_t cut_after(const struct enc_format *f, const struct run *r, uint64_t v)
+{
+	size_t lo = 0, hi = r->len;
+	/* Smallest pos whose record (at or after pos) has a key above v. */
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2, at = record_at(f, r, mid);
+		if (at < r->len && key_at(f, r, at) <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return record_at(f, r, lo);
+}
+
+struct sample {
+	uint64_t key;
+	double weight;		/* bytes it stands for */
+};
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+struct part_job {
+	const struct enc_format *f;
+	struct run *pieces;	/* k ranges */
+	size_t k;
+	struct out_writer w;
+	int rc;
+};
+
+static void part_job(void *arg)
+{
+	struct part_job *j = arg;
+	size_t bytes = 0, i;
+	for (i = 0; i < j->k; i++)
+		bytes += j->pieces[i].len;
+	j->rc = out_open_mem(&j->w, bytes + 1);
+	if (j->rc == 0)
+		j->rc = heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
+}
+
+static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
+			  struct out_writer *w, size_t total)
+{
+	const struct enc_format *f = s->f;
+	const unsigned threads = f->threads;
+	const size_t rounds = (total + ROUND_BYTES - 1) / ROUND_BYTES;
+	const size_t parts = threads * rounds, nsamples = k * parts * SAMPLES;
+	struct sample *smp = calloc(nsamples, sizeof *smp);
+	uint64_t *split = calloc(parts, sizeof *split);
+	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
+	struct part_job *jobs = calloc(threads, sizeof *jobs);
+	struct run *pieces = calloc((size_t)threads * k, sizeof *pieces);
+	size_t r, p, i, n = 0;
+	double acc = 0, step;
+	int rc = CLS_E_FAIL;
+
+	if (!smp || !split || !cuts || !jobs || !pieces) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		goto out;
+	}
+	for (r = 0; r < k; r++) {
+		const size_t every = runs[r].len / (parts * SAMPLES) + 1;
+		size_t pos;
+		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
+			const size_t at = record_at(f, &runs[r], pos);
+			if (at >= runs[r].len)
+				break;
+			smp[n].key = key_at(f, &runs[r], at);
+			smp[n].weight = (double)every;
+			n++;
+		}
+	}
+	qsort(smp, n, sizeof *smp, cmp_sample);
+	/* Splitter p closes part p: the key where the running weight passes
+	 * (p+1)/parts of the total. */
+	step = (double)total / (double)parts;
+	for (p = 0, i = 0; p + 1 < parts; p++) {
+		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
+			acc += smp[i++].weight;
+		split[p] = n ? smp[i].key : 0;
+	}
+	for (r = 0; r < k; r++) {
+		cuts[r] = 0;
+		cuts[parts * k + r] = runs[r].len;
+		for (p = 0; p + 1 < parts; p++) {
+			size_t c = cut_after(f, &runs[r], split[p]);
+			/* Splitters never decrease, nor may the cuts. */
+			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
+		}
+	}
+	for (p = 0; p < parts; p += threads) {
+		const unsigned now = (unsigned)(parts - p < threads ? parts - p : threads);
+		unsigned t;
+		for (t = 0; t < now; t++) {
+			for (r = 0; r < k; r++) {
+				struct run *piece = &pieces[t * k + r];
+				const size_t a = cuts[(p + t) * k + r], b = cuts[(p + t + 1) * k + r];
+				piece->data = runs[r].data + a;
+				piece->len = b - a;
+			}
+			jobs[t].f = f;
+			jobs[t].pieces = &pieces[t * k];
+			jobs[t].k = k;
+		}
+		run_parallel(part_job, jobs, sizeof *jobs, now);
+		rc = 0;
+		for (t = 0; t < now; t++) {
+			if (rc == 0)
+				rc = jobs[t].rc;
+			if (rc == 0)
+				rc = out_write(w, jobs[t].w.buf, jobs[t].w.len);
+			out_abort(&jobs[t].w);
+		}
+		if (rc)
+			goto out;
+		/* Give back what this round has passed in mapped runs. */
+		for (r = 0; r < k; r++)
+			if (runs[r].map) {
+				const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+				const size_t end = cuts[(p + now) * k + r] / page * page;
+				if (end)
+					madvise(runs[r].map, end, MADV_DONTNEED);
+			}
+	}
+	rc = 0;
+out:
+	free(smp);
+	free(split);
+	free(cuts);
+	free(jobs);
+	free(pieces);
+	return rc;
+}
+
+/* Merge k runs into w: in parallel parts when large enough (the limit,
+ * CLSORT_PARALLEL_MERGE_MIN bytes, can be lowered for tests). */
+static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct out_writer *w)
+{
+	size_t total = 0, i;
+	for (i = 0; i < k; i++)
+		total += runs[i].len;
+	const char *min = getenv("CLSORT_PARALLEL_MERGE_MIN");
+	s->merges++;
+	if (s->f->threads > 1 && total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN))
+		return merge_parallel(s, runs, k, w, total);
+	return heap_merge(s->f, runs, k, runs, w);
 }
 
 /* A writer for a new run: a temporary file or memory. */

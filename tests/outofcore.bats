@@ -149,6 +149,39 @@ check_u32_sorted() {
   expect_runs 2 memory
 }
 
+# --- the parallel merge: parts cut by key, merged by several threads ------------
+# CLSORT_PARALLEL_MERGE_MIN=0 takes it for any size; --parallel sets the
+# number of parts.  Equal keys must stay in one part, in input order.
+
+@test "parallel merge: u32, kv, stable records and f64 identical to the in-core sort" {
+  export CLSORT_PARALLEL_MERGE_MIN=0
+  gen_u32 "$T/in" 50021
+  for p in 2 3 7; do
+    same_as_incore "50021 keys" -- -S 4K --parallel=$p -- "$T/in"
+    expect_runs 40 memory
+  done
+  same_as_incore "50021 keys, descending, spilled" -r -- -S 4K --memory=64K --parallel=5 -- "$T/in"
+  gen_kv "$T/in" 30011 7
+  same_as_incore "30011 kv lines" -f kv -- -S 4K --parallel=4 -- "$T/in"
+  grep '^17:' "$T/in" | cmp - <(grep '^17:' "$T/got")
+  gen_rec "$T/in" 30011 8
+  same_as_incore "30011 records" -R 8 --stable -- -S 4K --parallel=3 -- "$T/in"
+  od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1n -k2,2n)
+  same_as_incore "30011 records, descending" -R 8 --stable -r -- -S 4K --parallel=6 -- "$T/in"
+  od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1nr -k2,2n)
+  head -c $((20011 * 8)) /dev/urandom > "$T/in"
+  same_as_incore "20011 f64 keys" -k f64 -- -S 4K --parallel=4 -- "$T/in"
+}
+
+@test "parallel merge: all keys equal, and long kv lines across part cuts" {
+  export CLSORT_PARALLEL_MERGE_MIN=0
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "5:v%d\n", i }' > "$T/in"
+  same_as_incore "20000 equal keys" -f kv -- -S 4K --parallel=4 -- "$T/in"
+  cmp "$T/in" "$T/got"
+  awk 'BEGIN { srand(3); for (i = 0; i < 3000; i++) { printf "%d:", int(rand() * 100); for (j = 0; j < int(rand() * 3000); j++) printf "x"; printf "%d\n", i } }' > "$T/in"
+  same_as_incore "3000 long kv lines" -f kv -- -S 4K --parallel=5 -- "$T/in"
+}
+
 # --- runs spilled to temporary files ---------------------------------------------
 
 @test "u32, -S 4K --memory=64K: runs spill to temporary files" {
