@@ -193,21 +193,14 @@ void in_release(const struct in_file *f, size_t off, size_t len)
 #define MADV_POPULATE_READ 22
 #endif
 
-struct prefault {
-	const struct in_set *set;
-	uint64_t limit;
-};
-
-static void *prefault_main(void *arg)
+void in_prefault(const struct in_set *set, uint64_t limit)
 {
-	struct prefault *pf = arg;
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t left = pf->limit;
 	size_t i;
 
-	for (i = 0; i < pf->set->count && left; i++) {
-		const struct in_file *f = &pf->set->files[i];
-		size_t len = f->map_len < left ? f->map_len : (size_t)left;
+	for (i = 0; i < set->count && limit; i++) {
+		const struct in_file *f = &set->files[i];
+		size_t len = f->map_len < limit ? f->map_len : (size_t)limit;
 		if (!f->map)
 			continue;
 		/* Older kernels lack MADV_POPULATE_READ: touch every page. */
@@ -217,27 +210,6 @@ static void *prefault_main(void *arg)
 			for (off = 0; off < len; off += page)
 				(void)p[off];
 		}
-		left -= len;
+		limit -= len;
 	}
-	free(pf);
-	return NULL;
-}
-
-bool in_prefault_start(const struct in_set *set, uint64_t limit, pthread_t *thread)
-{
-	struct prefault *pf = malloc(sizeof *pf);
-	if (!pf)
-		return false;
-	pf->set = set;
-	pf->limit = limit;
-	if (pthread_create(thread, NULL, prefault_main, pf)) {
-		free(pf);
-		return false;
-	}
-	return true;
-}
-
-void in_prefault_join(pthread_t thread)
-{
-	pthread_join(thread, NULL);
 }

@@ -5,8 +5,6 @@
 #ifndef CLSORT_INPUT_H
 #define CLSORT_INPUT_H
 
-#include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,11 +30,10 @@ int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t
 	    const char *tmpdir);
 void in_close(struct in_set *set);
 
-/* Map the first limit bytes of the mapped inputs into the page tables in
- * a background thread, while the device starts.  Returns whether a thread
- * was started (then in_prefault_join must follow). */
-bool in_prefault_start(const struct in_set *set, uint64_t limit, pthread_t *thread);
-void in_prefault_join(pthread_t thread);
+/* Map the first limit bytes of the mapped inputs into the page tables
+ * (done while the device starts, so that encoding does not wait on page
+ * faults). */
+void in_prefault(const struct in_set *set, uint64_t limit);
 
 /* Done with f's bytes [off, off+len): give mapped pages back to the
  * system, so reading a large file does not grow the resident set. */

@@ -140,6 +140,16 @@ int out_open_final(struct out_writer *w, const char *path)
 struct gather;
 static void free_gathers(struct out_writer *w);
 
+void out_reserve(struct out_writer *w, uint64_t bytes)
+{
+	struct stat st;
+	if (w->mem || bytes == 0 || fstat(w->fd, &st) || !S_ISREG(st.st_mode))
+		return;
+	/* Only the blocks: the size grows as the data is written. */
+	if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, st.st_size, (off_t)bytes))
+		return;
+}
+
 static int fail_write(struct out_writer *w)
 {
 	if (errno == EPIPE)

@@ -41,6 +41,10 @@ int out_open_fd(struct out_writer *w, int fd, const char *name);
 /* A writer that keeps everything in memory (w->buf, w->len). */
 int out_open_mem(struct out_writer *w, size_t expect);
 
+/* Ask the file system for room for bytes more of output (a regular
+ * file), so that writing later does not allocate; a failure is ignored. */
+void out_reserve(struct out_writer *w, uint64_t bytes);
+
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
  * message. */
 int out_write(struct out_writer *w, const void *p, size_t len);

@@ -519,6 +519,22 @@ static int push_run(struct sorter *s, const struct run *r)
 
 /* --- setup --------------------------------------------------------------- */
 
+/* What the warm-up thread prepares while the device starts. */
+struct warm {
+	const struct in_set *in;
+	uint64_t in_bytes;
+	struct out_writer *out;
+	uint64_t out_bytes;
+};
+
+static void *warm_up(void *arg)
+{
+	struct warm *w = arg;
+	in_prefault(w->in, w->in_bytes);
+	out_reserve(w->out, w->out_bytes);
+	return NULL;
+}
+
 /* Small inputs skip the device, unless one was asked for. */
 static bool on_host(const struct cls_opts *o, uint64_t total)
 {
@@ -657,8 +673,9 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	uint64_t total, records = 0, skipped = 0;
 	size_t runs = 0, i;
 	int rc = CLS_E_FAIL;
-	pthread_t prefault;
-	bool prefaulting = false;
+	pthread_t warm_thread;
+	struct warm warm = { in, o->memory_bytes / 2, out, f->fmt == CLS_FMT_BIN ? in->bytes : 0 };
+	bool warming = false;
 	double t0;
 
 	memset(&s, 0, sizeof s);
@@ -668,10 +685,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (enc_plan_init(&pl, f, in))
 		return CLS_E_FAIL;
 	total = pl.total;
-	/* Starting a device takes a while: have the input's pages ready by
-	 * then. */
+	/* Starting a device takes a while: have the input's pages and the
+	 * output's blocks ready by then. */
 	if (!on_host(o, total))
-		prefaulting = in_prefault_start(in, o->memory_bytes / 2, &prefault);
+		warming = pthread_create(&warm_thread, NULL, warm_up, &warm) == 0;
 	if (setup(&s, in, total))
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
@@ -747,8 +764,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 			skipped == 1 ? "" : "s");
 	report(&s, runs, records);
 out:
-	if (prefaulting)
-		in_prefault_join(prefault);
+	if (warming)
+		pthread_join(warm_thread, NULL);
 	for (i = 0; i < s.nruns; i++)
 		run_free(&s.runs[i]);
 	free(s.runs);
