@@ -170,6 +170,112 @@ static void release_behind(struct source *src)
 	}
 }
 
+/* Fixed-size records merge without a cursor per record: each source's
+ * keys are turned into sortable ones a block at a time by the key type's
+ * bulk encoder, and records are copied into a local buffer. */
+#define KEY_BLOCK 256
+#define COPY_BLOCK ((size_t)256 << 10)
+
+struct bin_source {
+	const unsigned char *p, *end;	/* next record to load keys for, range end */
+	uint64_t keys[KEY_BLOCK];
+	size_t pos, count;		/* current key in keys[], keys loaded */
+	const unsigned char *rec;	/* record of keys[pos] */
+	size_t order;
+};
+
+/* Load the next block of keys; false when the source is exhausted. */
+static bool bin_refill(const struct enc_format *f, struct bin_source *s)
+{
+	size_t n = (size_t)(s->end - s->p) / f->rec_size, i;
+	if (n == 0)
+		return false;
+	if (n > KEY_BLOCK)
+		n = KEY_BLOCK;
+	if (f->kt->width == 4) {
+		uint32_t k32[KEY_BLOCK];
+		f->kt->encode(s->p + f->key_off, f->rec_size, n, f->mask, k32, false, 0);
+		for (i = 0; i < n; i++)
+			s->keys[i] = k32[i];
+	} else {
+		f->kt->encode(s->p + f->key_off, f->rec_size, n, f->mask, s->keys, false, 0);
+	}
+	s->rec = s->p;
+	s->p += n * f->rec_size;
+	s->pos = 0;
+	s->count = n;
+	return true;
+}
+
+static bool bin_before(const struct bin_source *a, const struct bin_source *b)
+{
+	const uint64_t x = a->keys[a->pos], y = b->keys[b->pos];
+	return x < y || (x == y && a->order < b->order);
+}
+
+static void bin_sift(struct bin_source **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && bin_before(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && bin_before(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct bin_source *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static int bin_merge(const struct enc_format *f, const struct run *ranges, size_t k,
+		     struct out_writer *w)
+{
+	struct bin_source *src = calloc(k ? k : 1, sizeof *src);
+	struct bin_source **heap = calloc(k ? k : 1, sizeof *heap);
+	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
+	const size_t rs = f->rec_size;
+	size_t i, n = 0, len = 0;
+	int rc = 0;
+
+	if (!src || !heap || !buf) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		rc = CLS_E_FAIL;
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		src[i].p = ranges[i].data;
+		src[i].end = ranges[i].data + ranges[i].len;
+		src[i].order = i;
+		if (bin_refill(f, &src[i]))
+			heap[n++] = &src[i];
+	}
+	for (i = n / 2; i-- > 0;)
+		bin_sift(heap, n, i);
+	while (n) {
+		struct bin_source *top = heap[0];
+		memcpy(buf + len, top->rec, rs);
+		len += rs;
+		if (len >= COPY_BLOCK) {
+			if ((rc = out_write(w, buf, len)))
+				goto out;
+			len = 0;
+		}
+		top->rec += rs;
+		if (++top->pos == top->count && !bin_refill(f, top))
+			heap[0] = heap[--n];
+		bin_sift(heap, n, 0);
+	}
+	rc = out_write(w, buf, len);
+out:
+	free(src);
+	free(heap);
+	free(buf);
+	return rc;
+}
+
 /* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
  * not NULL, are the runs the ranges start, whose passed pages are given
  * back as the merge goes. */
@@ -300,7 +406,8 @@ static void part_job(void *arg)
 		bytes += j->pieces[i].len;
 	j->rc = out_open_mem(&j->w, bytes + 1);
 	if (j->rc == 0)
-		j->rc = heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
+		j->rc = j->f->fmt == CLS_FMT_BIN ? bin_merge(j->f, j->pieces, j->k, &j->w) :
+			heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
 }
 
 static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
