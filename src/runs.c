@@ -207,13 +207,13 @@ static bool bin_refill(const struct enc_format *f, struct bin_source *s)
 	return true;
 }
 
-static bool bin_before(const struct bin_source *a, const struct bin_source *b)
+static inline bool bin_before(const struct bin_source *a, const struct bin_source *b)
 {
 	const uint64_t x = a->keys[a->pos], y = b->keys[b->pos];
 	return x < y || (x == y && a->order < b->order);
 }
 
-static void bin_sift(struct bin_source **h, size_t n, size_t i)
+static inline void bin_sift(struct bin_source **h, size_t n, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
@@ -256,7 +256,13 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 		bin_sift(heap, n, i);
 	while (n) {
 		struct bin_source *top = heap[0];
-		memcpy(buf + len, top->rec, rs);
+		/* Constant sizes for the common records let memcpy be a move. */
+		switch (rs) {
+		case 4: memcpy(buf + len, top->rec, 4); break;
+		case 8: memcpy(buf + len, top->rec, 8); break;
+		case 16: memcpy(buf + len, top->rec, 16); break;
+		default: memcpy(buf + len, top->rec, rs); break;
+		}
 		len += rs;
 		if (len >= COPY_BLOCK) {
 			if ((rc = out_write(w, buf, len)))
@@ -398,16 +404,33 @@ struct part_job {
 	int rc;
 };
 
+/* Merge one part into the job's memory writer, kept from round to round
+ * so that its pages are faulted in once. */
 static void part_job(void *arg)
 {
 	struct part_job *j = arg;
-	size_t bytes = 0, i;
-	for (i = 0; i < j->k; i++)
-		bytes += j->pieces[i].len;
-	j->rc = out_open_mem(&j->w, bytes + 1);
+	j->rc = 0;
+	if (!j->w.buf)
+		j->rc = out_open_mem(&j->w, ROUND_BYTES / 8);
+	j->w.len = 0;
 	if (j->rc == 0)
 		j->rc = j->f->fmt == CLS_FMT_BIN ? bin_merge(j->f, j->pieces, j->k, &j->w) :
 			heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
+}
+
+/* A round of parts merged on threads of its own, while the previous
+ * round is written. */
+struct round {
+	struct part_job *jobs;
+	unsigned count;
+	pthread_t thread;
+};
+
+static void *round_main(void *arg)
+{
+	struct round *r = arg;
+	run_parallel(part_job, r->jobs, sizeof *r->jobs, r->count);
+	return NULL;
 }
 
 static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
@@ -420,8 +443,10 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 	struct sample *smp = calloc(nsamples, sizeof *smp);
 	uint64_t *split = calloc(parts, sizeof *split);
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
-	struct part_job *jobs = calloc(threads, sizeof *jobs);
-	struct run *pieces = calloc((size_t)threads * k, sizeof *pieces);
+	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
+	struct run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
+	struct round round[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
+	bool started[2] = { false, false };
 	size_t r, p, i, n = 0;
 	double acc = 0, step;
 	int rc = CLS_E_FAIL;
@@ -460,42 +485,60 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
 		}
 	}
-	for (p = 0; p < parts; p += threads) {
-		const unsigned now = (unsigned)(parts - p < threads ? parts - p : threads);
+	/* Rounds alternate between two sets of jobs: while one set merges
+	 * round p, the other's output of round p - 1 is written. */
+	for (p = 0; p <= parts; p += threads) {
+		struct round *cur = &round[(p / threads) % 2], *prev = &round[(p / threads + 1) % 2];
 		unsigned t;
-		for (t = 0; t < now; t++) {
-			for (r = 0; r < k; r++) {
-				struct run *piece = &pieces[t * k + r];
-				const size_t a = cuts[(p + t) * k + r], b = cuts[(p + t + 1) * k + r];
-				piece->data = runs[r].data + a;
-				piece->len = b - a;
+
+		cur->count = 0;
+		if (p < parts) {
+			const unsigned now = (unsigned)(parts - p < threads ? parts - p : threads);
+			struct run *set = &pieces[(p / threads) % 2 * threads * k];
+			for (t = 0; t < now; t++) {
+				for (r = 0; r < k; r++) {
+					struct run *piece = &set[t * k + r];
+					const size_t a = cuts[(p + t) * k + r], b = cuts[(p + t + 1) * k + r];
+					piece->data = runs[r].data + a;
+					piece->len = b - a;
+				}
+				cur->jobs[t].f = f;
+				cur->jobs[t].pieces = &set[t * k];
+				cur->jobs[t].k = k;
 			}
-			jobs[t].f = f;
-			jobs[t].pieces = &pieces[t * k];
-			jobs[t].k = k;
+			cur->count = now;
+			if (pthread_create(&cur->thread, NULL, round_main, cur))
+				round_main(cur);
+			else
+				started[(p / threads) % 2] = true;
 		}
-		run_parallel(part_job, jobs, sizeof *jobs, now);
 		rc = 0;
-		for (t = 0; t < now; t++) {
+		for (t = 0; t < prev->count; t++) {
 			if (rc == 0)
-				rc = jobs[t].rc;
+				rc = prev->jobs[t].rc;
 			if (rc == 0)
-				rc = out_write(w, jobs[t].w.buf, jobs[t].w.len);
-			out_abort(&jobs[t].w);
+				rc = out_write(w, prev->jobs[t].w.buf, prev->jobs[t].w.len);
+		}
+		prev->count = 0;
+		if (started[(p / threads) % 2]) {
+			pthread_join(cur->thread, NULL);
+			started[(p / threads) % 2] = false;
 		}
 		if (rc)
 			goto out;
-		/* Give back what this round has passed in mapped runs. */
-		for (r = 0; r < k; r++)
+		/* Give back what the merged rounds have passed in mapped runs. */
+		for (r = 0; r < k && p < parts; r++)
 			if (runs[r].map) {
 				const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-				const size_t end = cuts[(p + now) * k + r] / page * page;
+				const size_t end = cuts[(p + cur->count) * k + r] / page * page;
 				if (end)
 					madvise(runs[r].map, end, MADV_DONTNEED);
 			}
 	}
 	rc = 0;
 out:
+	for (i = 0; jobs && i < 2 * (size_t)threads; i++)
+		out_abort(&jobs[i].w);
 	free(smp);
 	free(split);
 	free(cuts);
