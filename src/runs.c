@@ -181,7 +181,6 @@ struct bin_source {
 	uint64_t keys[KEY_BLOCK];
 	size_t pos, count;		/* current key in keys[], keys loaded */
 	const unsigned char *rec;	/* record of keys[pos] */
-	size_t order;
 };
 
 /* Load the next block of keys; false when the source is exhausted. */
@@ -207,34 +206,41 @@ static bool bin_refill(const struct enc_format *f, struct bin_source *s)
 	return true;
 }
 
-static inline bool bin_before(const struct bin_source *a, const struct bin_source *b)
+/* A heap entry holds its source's current key by value, so that sifting
+ * compares words in one small array instead of chasing pointers. */
+struct bin_head {
+	uint64_t key;
+	size_t src;		/* index of the source, in run order */
+};
+
+static inline bool bin_before(struct bin_head a, struct bin_head b)
 {
-	const uint64_t x = a->keys[a->pos], y = b->keys[b->pos];
-	return x < y || (x == y && a->order < b->order);
+	return a.key < b.key || (a.key == b.key && a.src < b.src);
 }
 
-static inline void bin_sift(struct bin_source **h, size_t n, size_t i)
+static inline void bin_sift(struct bin_head *h, size_t n)
 {
+	const struct bin_head x = h[0];
+	size_t i = 0;
 	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && bin_before(h[l], h[m]))
-			m = l;
-		if (l + 1 < n && bin_before(h[l + 1], h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct bin_source *t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && bin_before(h[c + 1], h[c]))
+			c++;
+		if (!bin_before(h[c], x))
+			break;
+		h[i] = h[c];
+		i = c;
 	}
+	h[i] = x;
 }
 
 static int bin_merge(const struct enc_format *f, const struct run *ranges, size_t k,
 		     struct out_writer *w)
 {
 	struct bin_source *src = calloc(k ? k : 1, sizeof *src);
-	struct bin_source **heap = calloc(k ? k : 1, sizeof *heap);
+	struct bin_head *heap = calloc(k ? k : 1, sizeof *heap);
 	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
 	const size_t rs = f->rec_size;
 	size_t i, n = 0, len = 0;
@@ -248,14 +254,24 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	for (i = 0; i < k; i++) {
 		src[i].p = ranges[i].data;
 		src[i].end = ranges[i].data + ranges[i].len;
-		src[i].order = i;
-		if (bin_refill(f, &src[i]))
-			heap[n++] = &src[i];
+		if (bin_refill(f, &src[i])) {
+			heap[n].key = src[i].keys[0];
+			heap[n].src = i;
+			n++;
+		}
 	}
-	for (i = n / 2; i-- > 0;)
-		bin_sift(heap, n, i);
+	/* Sources in run order with their first keys: sift each new one up. */
+	for (i = 1; i < n; i++) {
+		size_t c = i;
+		while (c && bin_before(heap[c], heap[(c - 1) / 2])) {
+			const struct bin_head t = heap[c];
+			heap[c] = heap[(c - 1) / 2];
+			heap[(c - 1) / 2] = t;
+			c = (c - 1) / 2;
+		}
+	}
 	while (n) {
-		struct bin_source *top = heap[0];
+		struct bin_source *top = &src[heap[0].src];
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
 		case 4: memcpy(buf + len, top->rec, 4); break;
@@ -270,9 +286,11 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 			len = 0;
 		}
 		top->rec += rs;
-		if (++top->pos == top->count && !bin_refill(f, top))
+		if (++top->pos < top->count || bin_refill(f, top))
+			heap[0].key = top->keys[top->pos];
+		else
 			heap[0] = heap[--n];
-		bin_sift(heap, n, 0);
+		bin_sift(heap, n);
 	}
 	rc = out_write(w, buf, len);
 out:
@@ -448,7 +466,7 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 	struct round round[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
 	bool started[2] = { false, false };
 	size_t r, p, i, n = 0;
-	double acc = 0, step;
+	double acc = 0, step, t0 = now_sec(), t1, t_write = 0, t_wait = 0;
 	int rc = CLS_E_FAIL;
 
 	if (!smp || !split || !cuts || !jobs || !pieces) {
@@ -485,6 +503,8 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
 		}
 	}
+	msg_info(2, "parallel merge: %zu parts in %zu rounds, cut in %.3f s", parts, rounds,
+		 now_sec() - t0);
 	/* Rounds alternate between two sets of jobs: while one set merges
 	 * round p, the other's output of round p - 1 is written. */
 	for (p = 0; p <= parts; p += threads) {
@@ -513,17 +533,21 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 				started[(p / threads) % 2] = true;
 		}
 		rc = 0;
+		t1 = now_sec();
 		for (t = 0; t < prev->count; t++) {
 			if (rc == 0)
 				rc = prev->jobs[t].rc;
 			if (rc == 0)
 				rc = out_write(w, prev->jobs[t].w.buf, prev->jobs[t].w.len);
 		}
+		t_write += now_sec() - t1;
 		prev->count = 0;
+		t1 = now_sec();
 		if (started[(p / threads) % 2]) {
 			pthread_join(cur->thread, NULL);
 			started[(p / threads) % 2] = false;
 		}
+		t_wait += now_sec() - t1;
 		if (rc)
 			goto out;
 		/* Give back what the merged rounds have passed in mapped runs. */
@@ -536,6 +560,7 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 			}
 	}
 	rc = 0;
+	msg_info(2, "parallel merge: writing %.3f s, then waiting for merges %.3f s", t_write, t_wait);
 out:
 	for (i = 0; jobs && i < 2 * (size_t)threads; i++)
 		out_abort(&jobs[i].w);
