@@ -206,8 +206,12 @@ static bool bin_refill(const struct enc_format *f, struct bin_source *s)
 	return true;
 }
 
-/* A heap entry holds its source's current key by value, so that sifting
- * compares words in one small array instead of chasing pointers. */
+/* A tournament (loser) tree over the sources: every record costs the same
+ * log2 of the source count of compare-and-selects, which compile without
+ * branches, instead of a heap sift whose data-dependent branches the
+ * processor keeps mispredicting.  Entries hold the key by value; past the
+ * last source, sentinels with the largest key and a larger source number
+ * lose to everything. */
 struct bin_head {
 	uint64_t key;
 	size_t src;		/* index of the source, in run order */
@@ -218,60 +222,59 @@ static inline bool bin_before(struct bin_head a, struct bin_head b)
 	return a.key < b.key || (a.key == b.key && a.src < b.src);
 }
 
-static inline void bin_sift(struct bin_head *h, size_t n)
-{
-	const struct bin_head x = h[0];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && bin_before(h[c + 1], h[c]))
-			c++;
-		if (!bin_before(h[c], x))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
 static int bin_merge(const struct enc_format *f, const struct run *ranges, size_t k,
 		     struct out_writer *w)
 {
+	size_t leaves = 1, i, len = 0;
 	struct bin_source *src = calloc(k ? k : 1, sizeof *src);
-	struct bin_head *heap = calloc(k ? k : 1, sizeof *heap);
+	struct bin_head *tree, *entry, win;
 	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
 	const size_t rs = f->rec_size;
-	size_t i, n = 0, len = 0;
 	int rc = 0;
 
-	if (!src || !heap || !buf) {
+	while (leaves < k)
+		leaves *= 2;
+	tree = calloc(2 * leaves, sizeof *tree);	/* losers in [1, leaves) */
+	entry = tree + leaves;				/* leaves, for the build */
+	if (!src || !tree || !buf) {
 		msg_errno(ENOMEM, "cannot merge runs");
 		rc = CLS_E_FAIL;
 		goto out;
 	}
-	for (i = 0; i < k; i++) {
-		src[i].p = ranges[i].data;
-		src[i].end = ranges[i].data + ranges[i].len;
-		if (bin_refill(f, &src[i])) {
-			heap[n].key = src[i].keys[0];
-			heap[n].src = i;
-			n++;
+	for (i = 0; i < leaves; i++) {
+		entry[i].key = UINT64_MAX;
+		entry[i].src = k + i;
+		if (i < k) {
+			src[i].p = ranges[i].data;
+			src[i].end = ranges[i].data + ranges[i].len;
+			if (bin_refill(f, &src[i]))
+				entry[i].key = src[i].keys[0], entry[i].src = i;
 		}
 	}
-	/* Sources in run order with their first keys: sift each new one up. */
-	for (i = 1; i < n; i++) {
-		size_t c = i;
-		while (c && bin_before(heap[c], heap[(c - 1) / 2])) {
-			const struct bin_head t = heap[c];
-			heap[c] = heap[(c - 1) / 2];
-			heap[(c - 1) / 2] = t;
-			c = (c - 1) / 2;
+	/* Build: each inner node keeps the loser of its subtree's final, and
+	 * passes the winner up (winners kept in tree[] temporarily from the
+	 * leaves' row upward). */
+	{
+		struct bin_head *wins = calloc(2 * leaves, sizeof *wins);
+		if (!wins) {
+			msg_errno(ENOMEM, "cannot merge runs");
+			rc = CLS_E_FAIL;
+			goto out;
 		}
+		for (i = 0; i < leaves; i++)
+			wins[leaves + i] = entry[i];
+		for (i = leaves - 1; i >= 1; i--) {
+			const struct bin_head l = wins[2 * i], r = wins[2 * i + 1];
+			const bool lw = bin_before(l, r);
+			wins[i] = lw ? l : r;
+			tree[i] = lw ? r : l;
+		}
+		win = leaves > 1 ? wins[1] : wins[leaves];
+		free(wins);
 	}
-	while (n) {
-		struct bin_source *top = &src[heap[0].src];
+	while (win.src < k) {
+		struct bin_source *top = &src[win.src];
+		size_t node;
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
 		case 4: memcpy(buf + len, top->rec, 4); break;
@@ -287,15 +290,21 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 		}
 		top->rec += rs;
 		if (++top->pos < top->count || bin_refill(f, top))
-			heap[0].key = top->keys[top->pos];
+			win.key = top->keys[top->pos];
 		else
-			heap[0] = heap[--n];
-		bin_sift(heap, n);
+			win.key = UINT64_MAX, win.src += leaves;
+		/* Replay the path from the winner's leaf to the root. */
+		for (node = (leaves + (win.src % leaves)) / 2; node >= 1; node /= 2) {
+			const struct bin_head t = tree[node];
+			const bool stays = bin_before(win, t);
+			tree[node] = stays ? t : win;
+			win = stays ? win : t;
+		}
 	}
 	rc = out_write(w, buf, len);
 out:
 	free(src);
-	free(heap);
+	free(tree);
 	free(buf);
 	return rc;
 }
