@@ -219,7 +219,8 @@ struct bin_head {
 
 static inline bool bin_before(struct bin_head a, struct bin_head b)
 {
-	return a.key < b.key || (a.key == b.key && a.src < b.src);
+	/* Bitwise, so that no branch is made of it. */
+	return (a.key < b.key) | ((a.key == b.key) & (a.src < b.src));
 }
 
 static int bin_merge(const struct enc_format *f, const struct run *ranges, size_t k,
@@ -296,9 +297,12 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 		/* Replay the path from the winner's leaf to the root. */
 		for (node = (leaves + (win.src % leaves)) / 2; node >= 1; node /= 2) {
 			const struct bin_head t = tree[node];
-			const bool stays = bin_before(win, t);
-			tree[node] = stays ? t : win;
-			win = stays ? win : t;
+			/* All ones when the winner stays: selects by mask. */
+			const uint64_t m = -(uint64_t)bin_before(win, t);
+			tree[node].key = (t.key & m) | (win.key & ~m);
+			tree[node].src = (t.src & m) | (win.src & ~m);
+			win.key = (win.key & m) | (t.key & ~m);
+			win.src = (win.src & m) | (t.src & ~m);
 		}
 	}
 	rc = out_write(w, buf, len);
