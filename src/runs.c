@@ -16,8 +16,9 @@
 #include "engine.h"
 #include "util.h"
 
-/* Merge sources give back pages this often. */
-#define RELEASE_STEP ((size_t)64 << 20)
+/* Merge sources give back pages this often: with many sources, what they
+ * hold between two releases counts against --memory. */
+#define RELEASE_STEP ((size_t)4 << 20)
 /* Default device budget: this fraction of its global memory. */
 #define DEVICE_FRACTION 0.5
 
@@ -374,8 +375,11 @@ out:
  * stable.  Parts are merged a round of one per thread at a time, each into
  * memory, and written in order. */
 
-/* Output bytes per round. */
+/* Output bytes per round, at most; a round's parts are held twice (one
+ * round merging, the one before being written), within an eighth of
+ * --memory. */
 #define ROUND_BYTES ((size_t)256 << 20)
+#define ROUND_MIN ((size_t)16 << 20)
 /* Below this the merge is not worth threads. */
 #define PARALLEL_MERGE_MIN ((size_t)16 << 20)
 /* Samples per part and run. */
@@ -429,6 +433,7 @@ static int cmp_sample(const void *a, const void *b)
 
 struct part_job {
 	const struct enc_format *f;
+	size_t expect;		/* bytes of a part, about */
 	struct run *pieces;	/* k ranges */
 	size_t k;
 	struct out_writer w;
@@ -442,7 +447,7 @@ static void part_job(void *arg)
 	struct part_job *j = arg;
 	j->rc = 0;
 	if (!j->w.buf)
-		j->rc = out_open_mem(&j->w, ROUND_BYTES / 8);
+		j->rc = out_open_mem(&j->w, j->expect);
 	j->w.len = 0;
 	if (j->rc == 0)
 		j->rc = j->f->fmt == CLS_FMT_BIN ? bin_merge(j->f, j->pieces, j->k, &j->w) :
@@ -469,7 +474,10 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 {
 	const struct enc_format *f = s->f;
 	const unsigned threads = f->threads;
-	const size_t rounds = (total + ROUND_BYTES - 1) / ROUND_BYTES;
+	const size_t round_bytes = s->o->memory_bytes / 8 < ROUND_MIN ? ROUND_MIN :
+				   s->o->memory_bytes / 8 > ROUND_BYTES ? ROUND_BYTES :
+				   s->o->memory_bytes / 8;
+	const size_t rounds = (total + round_bytes - 1) / round_bytes;
 	const size_t parts = threads * rounds, nsamples = k * parts * SAMPLES;
 	struct sample *smp = calloc(nsamples, sizeof *smp);
 	uint64_t *split = calloc(parts, sizeof *split);
@@ -536,6 +544,7 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 					piece->len = b - a;
 				}
 				cur->jobs[t].f = f;
+				cur->jobs[t].expect = round_bytes / threads + 1;
 				cur->jobs[t].pieces = &set[t * k];
 				cur->jobs[t].k = k;
 			}
@@ -585,8 +594,9 @@ out:
 	return rc;
 }
 
-/* Merge k runs into w: in parallel parts when large enough (the limit,
- * CLSORT_PARALLEL_MERGE_MIN bytes, can be lowered for tests). */
+/* Merge k runs into w: in parallel parts when they are in memory and
+ * large enough (the limit, CLSORT_PARALLEL_MERGE_MIN bytes, can be lowered
+ * for tests). */
 static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct out_writer *w)
 {
 	size_t total = 0, i;
@@ -594,7 +604,10 @@ static int merge_runs(struct sorter *s, const struct run *runs, size_t k, struct
 		total += runs[i].len;
 	const char *min = getenv("CLSORT_PARALLEL_MERGE_MIN");
 	s->merges++;
-	if (s->f->threads > 1 && total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN))
+	/* Spilled runs mean memory is short: merge them in one stream, which
+	 * holds the least. */
+	if (!s->spill && s->f->threads > 1 &&
+	    total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN))
 		return merge_parallel(s, runs, k, w, total);
 	return heap_merge(s->f, runs, k, runs, w);
 }
@@ -762,9 +775,10 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 	cap = budget / ws;
 	if (cap > eng_max_words(s->eng))
 		cap = eng_max_words(s->eng);
-	/* A CPU device's buffer lives in host memory too. */
+	/* A CPU device's buffers live in host memory too: the words, and the
+	 * second buffer of the merge-path passes. */
 	if (s->dev.type & CL_DEVICE_TYPE_CPU)
-		per_record += ws;
+		per_record += 2 * ws;
 	if (cap > o->memory_bytes / 2 / per_record)
 		cap = o->memory_bytes / 2 / per_record;
 	if (f->indexed && cap > UINT32_MAX)
@@ -862,7 +876,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	size_t runs = 0, i;
 	int rc = CLS_E_FAIL;
 	pthread_t warm_thread;
-	struct warm warm = { in, o->memory_bytes / 2, out, f->fmt == CLS_FMT_BIN ? in->bytes : 0 };
+	struct warm warm = { in, o->memory_bytes / 4, out, f->fmt == CLS_FMT_BIN ? in->bytes : 0 };
 	bool warming = false;
 	double t0;
 
