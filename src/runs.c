@@ -855,6 +855,7 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 	struct eng_times t = { 0, 0, 0 };
 	if (s->eng)
 		eng_times(s->eng, &t);
+	msg_info(1, "host memory budget %llu MiB", (unsigned long long)(s->o->memory_bytes >> 20));
 	msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
 		 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
 		 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
