@@ -46,10 +46,7 @@ inline void reg_steps(word_t *r, uint lo, uint top, uint b)
 		for (uint j = 0; j < EPT; j++) {
 			if (j & d)
 				continue;
-			if (lay_index(lo, j) & b)
-				CMPSWAP(r[j + d], r[j]);
-			else
-				CMPSWAP(r[j], r[j + d]);
+			CMPSWAP_DIR(r[j], r[j + d], (lay_index(lo, j) & b) != 0);
 		}
 	}
 }

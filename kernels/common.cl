@@ -29,6 +29,8 @@
 #define TI(i) ((i) + ((i) >> PAD_SHIFT))
 #define TILE_ALLOC (TILE + (TILE >> PAD_SHIFT))
 
+/* CMPSWAP(a, b) puts the smaller word in a; CMPSWAP_DIR(a, b, desc) the
+ * larger one when desc, without a branch. */
 #if WORD_BITS == 32
 typedef uint word_t;
 #define WORD_MAX ((uint)0xffffffffu)
@@ -47,6 +49,12 @@ typedef ulong2 word_t;
 #else
 #error "WORD_BITS must be 32, 64 or 128"
 #endif
+#define CMPSWAP_DIR(a, b, desc) do {                                      \
+		const bool sw_ = WLESS(b, a) != (desc);                   \
+		const word_t lo_ = sw_ ? (b) : (a), hi_ = sw_ ? (a) : (b); \
+		(a) = lo_;                                                \
+		(b) = hi_;                                                \
+	} while (0)
 
 /* Sort r[0..EPT) in registers: the whole flip/half-cleaner network. */
 inline void reg_sort(word_t *r)
