@@ -617,8 +617,12 @@ static int run_writer(struct sorter *s, struct out_writer *w, struct run *r, siz
 {
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	if (!s->spill)
-		return out_open_mem(w, expect);
+	if (!s->spill) {
+		if (out_open_mem(w, expect))
+			return CLS_E_FAIL;
+		populate_parallel(w->buf, expect, s->f->threads);
+		return 0;
+	}
 	r->fd = tmp_create(s->o->tmpdir);
 	if (r->fd < 0)
 		return CLS_E_FAIL;

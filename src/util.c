@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 int util_verbose;
@@ -181,4 +182,46 @@ void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n)
 	for (i = 1; i < n; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+struct populate_job {
+	unsigned char *p;
+	size_t len;
+};
+
+static void populate_job(void *arg)
+{
+	struct populate_job *j = arg;
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t start = ((uintptr_t)j->p + page - 1) / page * page;
+	const uintptr_t end = ((uintptr_t)j->p + j->len) / page * page;
+	size_t off;
+
+	if (end <= start)
+		return;
+	/* Older kernels lack MADV_POPULATE_WRITE: write every page. */
+	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (off = 0; off < end - start; off += page)
+		((volatile unsigned char *)start)[off] = 0;
+}
+
+void populate_parallel(void *p, size_t len, unsigned threads)
+{
+	struct populate_job jobs[64];
+	unsigned i;
+
+	if (threads > 64)
+		threads = 64;
+	if (len < ((size_t)1 << 24))
+		threads = 1;
+	for (i = 0; i < threads; i++) {
+		jobs[i].p = (unsigned char *)p + len / threads * i;
+		jobs[i].len = i + 1 < threads ? len / threads : len - len / threads * i;
+	}
+	run_parallel(populate_job, jobs, sizeof jobs[0], threads);
 }

@@ -33,6 +33,10 @@ int parse_size(const char *s, uint64_t *bytes, double *percent);
 /* Online CPUs, at least 1. */
 unsigned cpu_count(void);
 
+/* Fault in the pages of fresh memory p[0..len) on up to threads threads,
+ * which is much faster than taking the faults one by one while writing. */
+void populate_parallel(void *p, size_t len, unsigned threads);
+
 /* Run fn(arg_i) for i in [0, n) on up to n threads, the first on the
  * calling thread.  args is an array of n elements of size argsize. */
 void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n);
