@@ -793,7 +793,7 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 		cap = total ? total : 1;
 	/* The device may hold less than it says: halve until it holds. */
 	while ((rc = eng_reserve(s->eng, (size_t)cap)) == ENG_E_NOMEM && cap > 1024)
-		cap /= 2;
+		cap = cap / 2 < 1024 ? 1024 : cap / 2;
 	if (rc) {
 		if (rc == ENG_E_NOMEM)
 			msg_err("the device cannot hold even %llu words", (unsigned long long)cap);

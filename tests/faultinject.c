@@ -15,7 +15,13 @@
  *
  * Without FAULTINJECT_TARGET nothing fails.  A call straddling the limit
  * first transfers the bytes that remain, as a short read or write, and the
- * next call fails. */
+ * next call fails.
+ *
+ *   FAULTINJECT_CL_MAX_BUFFER=N   OpenCL buffers of more than N bytes fail
+ *                                 with CL_MEM_OBJECT_ALLOCATION_FAILURE, as a
+ *                                 device with less memory than it claims
+ *                                 would; host-visible (ALLOC_HOST_PTR)
+ *                                 staging buffers are spared. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -472,4 +478,25 @@ int dup3(int oldfd, int newfd, int flags)
 {
 	setup();
 	return dup_fd(oldfd, real_dup3(oldfd, newfd, flags));
+}
+
+/* --- OpenCL ---------------------------------------------------------- */
+
+#include <CL/cl.h>
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+					       void *host_ptr, cl_int *errcode_ret)
+{
+	static cl_mem (*real)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
+	const char *max = getenv("FAULTINJECT_CL_MAX_BUFFER");
+
+	if (!real)
+		real = (cl_mem (*)(cl_context, cl_mem_flags, size_t, void *, cl_int *))
+			sym("clCreateBuffer");
+	if (max && !(flags & CL_MEM_ALLOC_HOST_PTR) && size > strtoull(max, NULL, 10)) {
+		if (errcode_ret)
+			*errcode_ret = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		return NULL;
+	}
+	return real(context, flags, size, host_ptr, errcode_ret);
 }

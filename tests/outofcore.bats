@@ -149,6 +149,27 @@ check_u32_sorted() {
   expect_runs 2 memory
 }
 
+# --- a device that cannot hold what it claims ------------------------------------
+# faultinject.so makes device buffers above FAULTINJECT_CL_MAX_BUFFER bytes
+# fail to allocate: the run size is halved until one fits.
+
+@test "device buffer allocation failure: runs halve until they fit, output unchanged" {
+  gen_u32 "$T/in" 300007
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  FAULTINJECT_CL_MAX_BUFFER=262144 LD_PRELOAD=$FAULTINJECT \
+    "$CLSORT" "${DEV[@]}" -v -S 64M "$T/in" > "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  grep -q "device buffer of 300007 words failed (CL_MEM_OBJECT_ALLOCATION_FAILURE)" "$T/err" ||
+    fail "no halving reported: $(cat "$T/err")"
+  expect_runs 4 memory
+  # Nothing fits at all: an error, status 2, and no output file.
+  run --separate-stderr env FAULTINJECT_CL_MAX_BUFFER=64 LD_PRELOAD="$FAULTINJECT" \
+    "$CLSORT" "${DEV[@]}" "$T/in" -o "$T/none"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"the device cannot hold even 1024 words"* ]] || fail "stderr: $stderr"
+  [ ! -e "$T/none" ]
+}
+
 # --- the parallel merge: parts cut by key, merged by several threads ------------
 # CLSORT_PARALLEL_MERGE_MIN=0 takes it for any size; --parallel sets the
 # number of parts.  Equal keys must stay in one part, in input order.
