@@ -1,6 +1,7 @@
 /* The in-core device sort: one array of sort words, at most
- * eng_capacity() of them, sorted ascending by unsigned value on the
- * device (tile sorts, then global bitonic merge passes). */
+ * eng_max_words() of them, sorted ascending by unsigned value on the
+ * device: tile sorts in local memory, then global passes (bitonic merges
+ * on a GPU, merge-path merges on a CPU device). */
 #ifndef CLSORT_ENGINE_H
 #define CLSORT_ENGINE_H
 
