@@ -112,7 +112,8 @@ void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile
 	tile_store(buf, n, base, tile);
 }
 
-/* Global passes, K substages fused in registers (K = 1..5).
+/* Global passes, K substages fused in registers (K = 1..5, 1..4 for
+ * 128-bit words).
  *
  * half_K: half-cleaners of distances s*2^(K-1) .. s (s = 1 << log_s).  A
  * work-item owns the 2^K words b + j*s, a set closed under those
@@ -187,9 +188,12 @@ __kernel void half_1(__global word_t *buf, const ulong n, const uint log_s) { ha
 __kernel void half_2(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 2); }
 __kernel void half_3(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 3); }
 __kernel void half_4(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 4); }
-__kernel void half_5(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 5); }
 __kernel void flip_1(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 1); }
 __kernel void flip_2(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 2); }
 __kernel void flip_3(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 3); }
 __kernel void flip_4(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 4); }
+/* 32 128-bit words do not fit in registers: no 5-substage passes for them. */
+#if WORD_BITS < 128
+__kernel void half_5(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 5); }
 __kernel void flip_5(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 5); }
+#endif

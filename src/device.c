@@ -532,6 +532,17 @@ int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
 		goto out;
 	}
 	msg_info(2, "program built in %.3f s", now_sec() - t0);
+	if (util_verbose >= 2) {
+		size_t size = 0;
+		char *log;
+		clGetProgramBuildInfo(prog, d->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+		if (size > 1 && (log = malloc(size + 1))) {
+			clGetProgramBuildInfo(prog, d->device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+			log[size] = '\0';
+			fprintf(stderr, "%s\n", log);
+			free(log);
+		}
+	}
 	cache_store(d, prog, key);
 	*program = prog;
 	rc = 0;

@@ -50,6 +50,12 @@ static unsigned log2_floor(size_t v)
 	return l;
 }
 
+/* The kernels fuse up to 5 substages, 4 for 128-bit words. */
+static unsigned max_fuse(const struct engine *e)
+{
+	return e->wsize == 16 ? MAX_FUSE - 1 : MAX_FUSE;
+}
+
 static size_t env_size(const char *name, size_t fallback)
 {
 	const char *s = getenv(name);
@@ -104,8 +110,8 @@ static void choose_shape(struct engine *e)
 	e->fuse = log2_floor(fuse);
 	if (e->fuse < 1)
 		e->fuse = 1;
-	if (e->fuse > MAX_FUSE)
-		e->fuse = MAX_FUSE;
+	if (e->fuse > max_fuse(e))
+		e->fuse = max_fuse(e);
 }
 
 static cl_kernel make_kernel(struct engine *e, const char *name)
@@ -138,8 +144,11 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 		dev_fail("cannot create an OpenCL command queue", err);
 		goto fail;
 	}
+	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
+	 * they chose not to unroll, straight to our stderr; errors still fail
+	 * the build with its log. */
 	snprintf(options, sizeof options,
-		 "-DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu",
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu",
 		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items);
 	if (dev_build(d, options, &e->prog))
 		goto fail;
@@ -148,7 +157,7 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 	e->merge = make_kernel(e, "merge_pass");
 	if (!e->tile_sort || !e->tail || !e->merge)
 		goto fail;
-	for (i = 1; i <= MAX_FUSE; i++) {
+	for (i = 1; i <= (int)max_fuse(e); i++) {
 		snprintf(name, sizeof name, "half_%d", i);
 		if (!(e->half[i] = make_kernel(e, name)))
 			goto fail;
