@@ -411,7 +411,7 @@ out:
 /* Store the program's binary; failures only cost the next run a build. */
 static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 {
-	char path[4096], tmp[4200];
+	char path[4096], *tmp = NULL;
 	struct cache_header h;
 	unsigned char *bin = NULL;
 	size_t size = 0;
@@ -431,14 +431,15 @@ static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 	h.key = key;
 	h.size = size;
 	h.sum = fnv1a(0xcbf29ce484222325ull, bin, size);
-	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-	fd = mkstemp(tmp);
+	tmp = tmp_template(path, ".");
+	fd = tmp ? mkstemp(tmp) : -1;
 	if (fd < 0)
 		goto out;
 	if (write_full(fd, &h, sizeof h) || write_full(fd, bin, size) || close(fd) ||
 	    rename(tmp, path))
 		unlink(tmp);
 out:
+	free(tmp);
 	free(bin);
 }
 

@@ -104,15 +104,12 @@ int out_open_final(struct out_writer *w, const char *path)
 		return 0;
 	}
 	dirbuf = strdup(path);
-	tmp = malloc(strlen(path) + 32);
-	if (!dirbuf || !tmp) {
-		free(dirbuf);
-		free(tmp);
+	tmp = dirbuf ? tmp_template(dirname(dirbuf), "/.clsort.") : NULL;
+	free(dirbuf);
+	if (!tmp) {
 		msg_errno(ENOMEM, "%s", path);
 		return CLS_E_FAIL;
 	}
-	sprintf(tmp, "%s/.clsort.XXXXXX", dirname(dirbuf));
-	free(dirbuf);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		msg_errno(errno, "cannot open %s for writing", path);

@@ -24,7 +24,7 @@
 
 int tmp_create(const char *dir)
 {
-	char *path = malloc(strlen(dir) + 32);
+	char *path = tmp_template(dir, "/clsort.");
 	sigset_t all, old;
 	int fd, err;
 
@@ -32,7 +32,6 @@ int tmp_create(const char *dir)
 		msg_errno(ENOMEM, "cannot create a temporary file in %s", dir);
 		return -1;
 	}
-	sprintf(path, "%s/clsort.XXXXXX", dir);
 	/* A signal while the file still has a name: this thread does not take
 	 * it, and whichever thread does removes the file before dying. */
 	sigfillset(&all);

@@ -142,6 +142,19 @@ int parse_size(const char *s, uint64_t *bytes, double *percent)
 	return 0;
 }
 
+char *tmp_template(const char *head, const char *tail)
+{
+	const size_t hl = strlen(head), tl = strlen(tail);
+	char *t = malloc(hl + tl + 7);
+	if (!t)
+		return NULL;
+	memcpy(t, head, hl);
+	memcpy(t + hl, tail, tl);
+	memset(t + hl + tl, 'X', 6);
+	t[hl + tl + 6] = '\0';
+	return t;
+}
+
 unsigned cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -30,6 +30,10 @@ int write_full(int fd, const void *buf, size_t len);
 /* Parse "123", "4K", "2G", ... into bytes; percent set when it ends in %. */
 int parse_size(const char *s, uint64_t *bytes, double *percent);
 
+/* A mkstemp() template: a new string "<head><tail>" followed by the six
+ * characters mkstemp replaces; NULL when out of memory. */
+char *tmp_template(const char *head, const char *tail);
+
 /* Online CPUs, at least 1. */
 unsigned cpu_count(void);
 
