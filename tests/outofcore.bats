@@ -194,6 +194,13 @@ check_u32_sorted() {
   same_as_incore "20011 f64 keys" -k f64 -- -S 4K --parallel=4 -- "$T/in"
 }
 
+@test "parallel merge in several rounds (48 MiB, rounds of 16 MiB): identical to the in-core sort" {
+  gen_u32 "$T/in" $((12 * 1024 * 1024))
+  same_as_incore "12M keys" -- -S 4M --memory=128M --parallel=3 -- "$T/in"
+  expect_runs 12 memory
+  same_as_incore "12M keys, descending" -r -- -S 4M --memory=128M --parallel=2 -- "$T/in"
+}
+
 @test "parallel merge: all keys equal, and long kv lines across part cuts" {
   export CLSORT_PARALLEL_MERGE_MIN=0
   awk 'BEGIN { for (i = 0; i < 20000; i++) printf "5:v%d\n", i }' > "$T/in"
