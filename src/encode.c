@@ -66,6 +66,17 @@ static size_t count_lines(const char *p, size_t len)
 	return n + (p < end);
 }
 
+/* End of a share of [p, end) about want bytes long: just past the first
+ * newline at or after p + want, or end. */
+static const char *cut_at_line(const char *p, const char *end, size_t want)
+{
+	const char *nl;
+	if ((size_t)(end - p) <= want)
+		return end;
+	nl = memchr(p + want, '\n', (size_t)(end - p - want));
+	return nl ? nl + 1 : end;
+}
+
 struct count_job {
 	const char *p;
 	size_t len;
@@ -91,11 +102,7 @@ static uint64_t count_file_lines(const struct in_file *file, unsigned threads)
 		threads = 64;
 	per = file->size / threads + 1;
 	while (p < end) {
-		const char *cut = n + 1 < threads && (size_t)(end - p) > per ? p + per : end, *nl;
-		if (cut < end) {
-			nl = memchr(cut, '\n', (size_t)(end - cut));
-			cut = nl ? nl + 1 : end;
-		}
+		const char *cut = n + 1 < threads ? cut_at_line(p, end, per) : end;
 		jobs[n].p = p;
 		jobs[n].len = (size_t)(cut - p);
 		n++;
@@ -352,11 +359,7 @@ static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, stru
 		if (want < MIN_JOB_BYTES)
 			want = MIN_JOB_BYTES;
 		while (p < end) {
-			const char *cut = (size_t)(end - p) > want ? p + want : end, *nl;
-			if (cut < end) {
-				nl = memchr(cut, '\n', (size_t)(end - cut));
-				cut = nl ? nl + 1 : end;
-			}
+			const char *cut = cut_at_line(p, end, want);
 			if (n == cap) {
 				struct kv_job *g;
 				cap = cap ? cap * 2 : 16;

@@ -421,6 +421,22 @@ static double event_seconds(cl_event first, cl_event last)
 	return end > start ? (double)(end - start) * 1e-9 : 0;
 }
 
+/* Chunk c of the sort: tiles [t0, t1) and words [w0, w1). */
+struct chunk {
+	size_t t0, t1, w0, w1;
+};
+
+static struct chunk chunk_of(const struct engine *e, size_t c, size_t chunk_tiles, size_t n)
+{
+	const size_t tiles = (n + e->tile - 1) / e->tile;
+	struct chunk k;
+	k.t0 = c * chunk_tiles;
+	k.t1 = k.t0 + chunk_tiles < tiles ? k.t0 + chunk_tiles : tiles;
+	k.w0 = k.t0 * e->tile;
+	k.w1 = k.t1 * e->tile < n ? k.t1 * e->tile : n;
+	return k;
+}
+
 static void release_events(cl_event *ev, size_t n)
 {
 	size_t i;
@@ -467,18 +483,17 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 	 * each chunk's tiles are sorted once it lands. */
 	what = "upload to the device";
 	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		const size_t t0 = c * chunk_tiles, t1 = t0 + chunk_tiles < tiles ? t0 + chunk_tiles : tiles;
-		const size_t w0 = t0 * e->tile, w1 = t1 * e->tile < n ? t1 * e->tile : n;
+		const struct chunk k = chunk_of(e, c, chunk_tiles, n);
 		void *slot = e->stage[c % NSTAGE];
 		if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
 			break;
-		if ((rc = produce(ctx, slot, w0, w1 - w0)) != 0)
+		if ((rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
 			goto out;
 		rc = CLS_E_FAIL;
-		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, w0 * e->wsize, (w1 - w0) * e->wsize,
-					   slot, 0, NULL, &up[c]);
+		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->wsize,
+					   (k.w1 - k.w0) * e->wsize, slot, 0, NULL, &up[c]);
 		if (err == CL_SUCCESS)
-			err = launch_tiles(e, e->tile_sort, n, t0, t1, 1, &up[c], &sorted[c]);
+			err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[c], &sorted[c]);
 		/* Start the copy now, not at the next wait. */
 		clFlush(e->xfer);
 		clFlush(e->dev->queue);
@@ -530,11 +545,10 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 		/* The last stage's tail runs chunk by chunk, so that downloads
 		 * start as soon as their part is final. */
 		for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-			const size_t t0 = c * chunk_tiles;
-			const size_t t1 = t0 + chunk_tiles < tiles ? t0 + chunk_tiles : tiles;
+			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
 			clReleaseEvent(sorted[c]);
 			sorted[c] = NULL;
-			err = launch_tiles(e, e->tail, n, t0, t1, 0, NULL, &sorted[c]);
+			err = launch_tiles(e, e->tail, n, k.t0, k.t1, 0, NULL, &sorted[c]);
 		}
 	}
 	clFlush(e->dev->queue);
@@ -544,20 +558,18 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
 		if (c >= NSTAGE) {
 			const size_t d = c - NSTAGE;
-			const size_t w0 = d * chunk_tiles * e->tile;
-			const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
+			const struct chunk k = chunk_of(e, d, chunk_tiles, n);
 			err = clWaitForEvents(1, &down[d]);
 			if (err != CL_SUCCESS)
 				break;
-			if ((rc = consume(ctx, e->stage[d % NSTAGE], w0, w1 - w0)) != 0)
+			if ((rc = consume(ctx, e->stage[d % NSTAGE], k.w0, k.w1 - k.w0)) != 0)
 				goto out;
 			rc = CLS_E_FAIL;
 		}
 		if (c < chunks) {
-			const size_t w0 = c * chunk_tiles * e->tile;
-			const size_t w1 = w0 + chunk_tiles * e->tile < n ? w0 + chunk_tiles * e->tile : n;
-			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, w0 * e->wsize,
-						  (w1 - w0) * e->wsize, e->stage[c % NSTAGE], 1, &sorted[c],
+			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
+			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, k.w0 * e->wsize,
+						  (k.w1 - k.w0) * e->wsize, e->stage[c % NSTAGE], 1, &sorted[c],
 						  &down[c]);
 			clFlush(e->xfer);
 		}

@@ -160,14 +160,22 @@ static void sift_down(struct source **h, size_t n, size_t i)
 }
 
 /* Give back the pages of a mapped run the merge has passed. */
+/* Give back the whole pages of mapped run r below byte end; returns the
+ * byte up to which they are given back. */
+static size_t release_prefix(const struct run *r, size_t end)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	end = end / page * page;
+	if (r->map && end)
+		madvise(r->map, end, MADV_DONTNEED);
+	return end;
+}
+
 static void release_behind(struct source *src)
 {
-	size_t done = (size_t)(src->c.p - src->run->data);
-	if (src->run->map && done - src->released >= RELEASE_STEP) {
-		size_t page = (size_t)sysconf(_SC_PAGESIZE), end = done / page * page;
-		madvise(src->run->map, end, MADV_DONTNEED);
-		src->released = end;
-	}
+	const size_t done = (size_t)(src->c.p - src->run->data);
+	if (src->run->map && done - src->released >= RELEASE_STEP)
+		src->released = release_prefix(src->run, done);
 }
 
 /* Fixed-size records merge without a cursor per record: each source's
@@ -573,12 +581,7 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 			goto out;
 		/* Give back what the merged rounds have passed in mapped runs. */
 		for (r = 0; r < k && p < parts; r++)
-			if (runs[r].map) {
-				const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-				const size_t end = cuts[(p + cur->count) * k + r] / page * page;
-				if (end)
-					madvise(runs[r].map, end, MADV_DONTNEED);
-			}
+			release_prefix(&runs[r], cuts[(p + cur->count) * k + r]);
 	}
 	rc = 0;
 	msg_info(2, "parallel merge: writing %.3f s, then waiting for merges %.3f s", t_write, t_wait);
