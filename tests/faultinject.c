@@ -197,77 +197,66 @@ static size_t budget(int fd, size_t len, int is_read)
 	return n;
 }
 
+/* The bytes a call on fd may move (into *n), or -1 with errno set when it
+ * must fail. */
+static int allow(int fd, size_t len, int is_read, size_t *n)
+{
+	setup();
+	*n = budget(fd, len, is_read);
+	if (*n == 0 && len) {
+		errno = fail_errno;
+		return -1;
+	}
+	return 0;
+}
+
 /* --- data calls ----------------------------------------------------- */
 
 ssize_t write(int fd, const void *buf, size_t len)
 {
 	size_t n;
-	setup();
-	n = budget(fd, len, 0);
-	if (n == 0 && len) {
-		errno = fail_errno;
+	if (allow(fd, len, 0, &n))
 		return -1;
-	}
 	return real_write(fd, buf, n);
 }
 
 ssize_t read(int fd, void *buf, size_t len)
 {
 	size_t n;
-	setup();
-	n = budget(fd, len, 1);
-	if (n == 0 && len) {
-		errno = fail_errno;
+	if (allow(fd, len, 1, &n))
 		return -1;
-	}
 	return real_read(fd, buf, n);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 {
 	size_t n;
-	setup();
-	n = budget(fd, len, 0);
-	if (n == 0 && len) {
-		errno = fail_errno;
+	if (allow(fd, len, 0, &n))
 		return -1;
-	}
 	return real_pwrite(fd, buf, n, off);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t len, off64_t off)
 {
 	size_t n;
-	setup();
-	n = budget(fd, len, 0);
-	if (n == 0 && len) {
-		errno = fail_errno;
+	if (allow(fd, len, 0, &n))
 		return -1;
-	}
 	return real_pwrite64(fd, buf, n, off);
 }
 
 ssize_t pread(int fd, void *buf, size_t len, off_t off)
 {
 	size_t n;
-	setup();
-	n = budget(fd, len, 1);
-	if (n == 0 && len) {
-		errno = fail_errno;
+	if (allow(fd, len, 1, &n))
 		return -1;
-	}
 	return real_pread(fd, buf, n, off);
 }
 
 ssize_t pread64(int fd, void *buf, size_t len, off64_t off)
 {
 	size_t n;
-	setup();
-	n = budget(fd, len, 1);
-	if (n == 0 && len) {
-		errno = fail_errno;
+	if (allow(fd, len, 1, &n))
 		return -1;
-	}
 	return real_pread64(fd, buf, n, off);
 }
 
