@@ -2,18 +2,25 @@
  * passes that join sorted tiles into one sorted array.  See common.cl for
  * the word type and the padding rule. */
 
-/* Inside a tile every word exists (words past n are loaded as +infinity),
- * so the tile kernels use the classic network: in stage b, the pair i,
- * i^d is put in ascending order when bit b of i is clear and in descending
- * order otherwise, which leaves every block of size b sorted in alternating
- * directions and the whole tile ascending after the last stage.
+/* Inside a tile every word exists (words past n are loaded as +infinity).
+ * The tile kernels use the same network as the global passes: a merge
+ * stage of block size 2^(T+1) starts with the flip step (i against its
+ * mirror image in the block) and goes on with half-cleaners of distance
+ * 2^(T-1) .. 1, and every comparator puts the smaller word at the lower
+ * index, so no comparator needs a direction computed at run time.
  *
- * A work-item's EPT words in registers are those whose index has the
- * work-item's bits everywhere except in a group of LOG_EPT bits starting at
- * bit lo ("layout lo"); all the steps of distance 2^lo .. 2^(lo+LOG_EPT-1)
- * then run in registers, and local memory only serves to change layout.
- * Work-items that read one layout from local memory hit distinct banks:
- * their own bits are the low ones, or the padding spreads them. */
+ * A work-item keeps EPT words in registers.  In layout lo they are the
+ * words whose index has the work-item's bits everywhere except in the
+ * LOG_EPT bits from bit lo, so the steps of distance 2^lo .. 2^(lo+LOG_EPT-1)
+ * run in registers.  The "flip" layout lo is the same for the lower half of
+ * the registers and holds the mirror images of those words in the upper
+ * half: the flip step of the stage with T = lo + LOG_EPT - 1 and its first
+ * half-cleaners then run in registers too.  Local memory only serves to
+ * change layout; with the padding (common.cl) every layout is read and
+ * written without bank conflicts.  Tiles go to global memory through local
+ * memory as well, each work-item storing the words it loaded: measured on
+ * a GPU, stores straight from a layout whose work-items own a few
+ * consecutive words each took 2.5 times as long. */
 
 inline uint lay_index(uint lo, uint j)
 {
@@ -21,67 +28,104 @@ inline uint lay_index(uint lo, uint j)
 	return ((t >> lo) << (lo + LOG_EPT)) | (t & ((1u << lo) - 1)) | (j << lo);
 }
 
-/* Move the registers from layout from to layout to, through the tile. */
-inline void relayout(word_t *r, __local word_t *tile, uint from, uint to)
+/* Tile index of register j in layout lo, flipped or not. */
+inline uint word_index(bool flip, uint lo, uint j)
+{
+	const uint i = lay_index(lo, j);
+	return flip && (j & (EPT / 2)) ? i ^ ((1u << (lo + LOG_EPT - 1)) - 1) : i;
+}
+
+/* Move the registers from layout (*flip, *lo) to (flip, lo), through the
+ * tile. */
+inline void relayout(word_t *r, __local word_t *tile, bool *cur_flip, uint *cur_lo, bool flip,
+		     uint lo)
 {
 #pragma unroll
 	for (uint j = 0; j < EPT; j++)
-		tile[TI(lay_index(from, j))] = r[j];
+		tile[TI(word_index(*cur_flip, *cur_lo, j))] = r[j];
 	barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
 	for (uint j = 0; j < EPT; j++)
-		r[j] = tile[TI(lay_index(to, j))];
+		r[j] = tile[TI(word_index(flip, lo, j))];
 	barrier(CLK_LOCAL_MEM_FENCE);
+	*cur_flip = flip;
+	*cur_lo = lo;
 }
 
-/* In layout lo: the steps of distance 2^top .. 2^lo of stage b (b = 0:
- * everything ascending, as in the merge tail). */
-inline void reg_steps(word_t *r, uint lo, uint top, uint b)
+/* Half-cleaners on register distances 2^(bits-1) .. 1. */
+inline void reg_half(word_t *r, uint bits)
 {
 #pragma unroll
 	for (uint d = EPT / 2; d > 0; d >>= 1) {
-		if (d > (1u << (top - lo)))
+		if (d >= (1u << bits))
 			continue;
 #pragma unroll
-		for (uint j = 0; j < EPT; j++) {
-			if (j & d)
-				continue;
-			CMPSWAP_DIR(r[j], r[j + d], (lay_index(lo, j) & b) != 0);
-		}
+		for (uint j = 0; j < EPT; j++)
+			if (!(j & d))
+				CMPSWAP(r[j], r[j + d]);
 	}
 }
 
-/* The steps of distance 2^top .. 1 of stage b, LOG_EPT bits at a time,
- * from layout *lo (updated; it ends at 0). */
-inline void stage_steps(word_t *r, __local word_t *tile, uint *lo, int top, uint b)
+/* In a flip layout: the flip step and the half-cleaners in registers.  In
+ * the upper half the indices run backwards, so there the smaller word
+ * goes to the higher register. */
+inline void reg_flip(word_t *r)
 {
-	while (top >= 0) {
-		const uint want = top >= LOG_EPT - 1 ? top - (LOG_EPT - 1) : 0;
-		if (want != *lo) {
-			relayout(r, tile, *lo, want);
-			*lo = want;
-		}
-		reg_steps(r, want, top, b);
-		top = (int)want - 1;
+	const uint h = EPT / 2;
+#pragma unroll
+	for (uint j = 0; j < h; j++)
+		CMPSWAP(r[j], r[j + h]);
+#pragma unroll
+	for (uint d = h / 2; d > 0; d >>= 1) {
+#pragma unroll
+		for (uint j = 0; j < h; j++)
+			if (!(j & d)) {
+				CMPSWAP(r[j], r[j + d]);
+				CMPSWAP(r[h + j + d], r[h + j]);
+			}
 	}
 }
 
-/* Sort each tile of TILE words, from tile number first_tile on. */
+/* The half-cleaners of distance 2^top .. 1, LOG_EPT bits at a time, the
+ * last ones in layout 0. */
+inline void half_steps(word_t *r, __local word_t *tile, bool *flip, uint *lo, int top)
+{
+#pragma unroll
+	for (; top >= LOG_EPT; top -= LOG_EPT) {
+		relayout(r, tile, flip, lo, false, top - (LOG_EPT - 1));
+		reg_half(r, LOG_EPT);
+	}
+	if (top >= 0) {
+		relayout(r, tile, flip, lo, false, 0);
+		reg_half(r, top + 1);
+	}
+}
+
+/* Sort each tile of TILE words, from tile number first_tile on: the first
+ * LOG_EPT stages in registers, the others through layouts. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_tile)
 {
 	__local word_t tile[TILE_ALLOC];
 	const ulong base = (first_tile + get_group_id(0)) * TILE;
-	word_t r[EPT];
+	bool flip = false;
 	uint lo = 0;
+	word_t r[EPT];
 
 	if (base >= n)
 		return;
 	tile_load(buf, n, base, tile);
 	regs_from_tile(r, tile);
 	barrier(CLK_LOCAL_MEM_FENCE);
-	for (uint k = 1; k <= LOG_EPT + LOG_WG; k++)
-		stage_steps(r, tile, &lo, (int)k - 1, k < LOG_EPT + LOG_WG ? 1u << k : 0);
+	reg_sort(r);
+	/* Unrolled, so that every layout is known to the compiler (and a CPU
+	 * compiler keeps the barriers straight). */
+#pragma unroll
+	for (uint top = LOG_EPT; top < LOG_EPT + LOG_WG; top++) {
+		relayout(r, tile, &flip, &lo, true, top - (LOG_EPT - 1));
+		reg_flip(r);
+		half_steps(r, tile, &flip, &lo, (int)top - LOG_EPT);
+	}
 	regs_to_tile(r, tile);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
@@ -96,24 +140,33 @@ void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile
 {
 	__local word_t tile[TILE_ALLOC];
 	const ulong base = (first_tile + get_group_id(0)) * TILE;
+	bool flip = false;
 	uint lo = LOG_WG;
 	word_t r[EPT];
 
 	if (base >= n)
 		return;
+	if (base + TILE <= n) {
 #pragma unroll
-	for (uint j = 0; j < EPT; j++) {
-		const ulong i = base + lay_index(LOG_WG, j);
-		r[j] = i < n ? buf[i] : WORD_MAX;
+		for (uint j = 0; j < EPT; j++)
+			r[j] = buf[base + lay_index(LOG_WG, j)];
+	} else {
+#pragma unroll
+		for (uint j = 0; j < EPT; j++) {
+			const ulong i = base + lay_index(LOG_WG, j);
+			r[j] = i < n ? buf[i] : WORD_MAX;
+		}
 	}
-	stage_steps(r, tile, &lo, LOG_EPT + LOG_WG - 1, 0);
+	reg_half(r, LOG_EPT);
+	half_steps(r, tile, &flip, &lo, LOG_WG - 1);
 	regs_to_tile(r, tile);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
 }
 
-/* Global passes, K substages fused in registers (K = 1..5, 1..4 for
- * 128-bit words).
+/* Global passes, K substages fused in registers (K = 1..FUSE_MAX: 6 for
+ * 32-bit words, 5 for 64-bit ones, 4 for 128-bit ones, so that the words
+ * fit in registers).
  *
  * half_K: half-cleaners of distances s*2^(K-1) .. s (s = 1 << log_s).  A
  * work-item owns the 2^K words b + j*s, a set closed under those
@@ -123,18 +176,20 @@ void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile
  * after it.  A work-item owns h = 2^(K-1) words b + j*s of a block's lower
  * half (s = B >> K) and their mirror images in the upper half.  When every
  * mirror lies past n the flip changes nothing and the lower half, sorted by
- * the previous stage, is left in order too, so the work-item returns. */
-inline void half_pass(__global word_t *buf, const ulong n, const uint log_s, const uint k)
-{
-	const ulong gid = get_global_id(0), s = 1ul << log_s;
-	const ulong b = ((gid >> log_s) << (log_s + k)) | (gid & (s - 1));
-	word_t r[32];
+ * the previous stage, is left in order too, so the work-item returns.
+ *
+ * Work-items whose words all lie below n, nearly all of them, take a path
+ * without bounds checks. */
+#if WORD_BITS == 32
+#define FUSE_MAX 6
+#elif WORD_BITS == 64
+#define FUSE_MAX 5
+#else
+#define FUSE_MAX 4
+#endif
 
-	if (b >= n)
-		return;
-#pragma unroll
-	for (uint j = 0; j < (1u << k); j++)
-		r[j] = b + j * s < n ? buf[b + j * s] : WORD_MAX;
+inline void half_net(word_t *r, const uint k)
+{
 #pragma unroll
 	for (uint d = (1u << k) / 2; d > 0; d >>= 1) {
 #pragma unroll
@@ -142,28 +197,39 @@ inline void half_pass(__global word_t *buf, const ulong n, const uint log_s, con
 			if (!(j & d))
 				CMPSWAP(r[j], r[j + d]);
 	}
+}
+
+inline void half_pass(__global word_t *buf, const ulong n, const uint log_s, const uint k)
+{
+	const ulong gid = get_global_id(0), s = 1ul << log_s;
+	const ulong b = ((gid >> log_s) << (log_s + k)) | (gid & (s - 1));
+	__global word_t *p = buf + b;
+	word_t r[1 << FUSE_MAX];
+
+	if (b >= n)
+		return;
+	if (b + ((1ul << k) - 1) * s < n) {
+#pragma unroll
+		for (uint j = 0; j < (1u << k); j++)
+			r[j] = p[j * s];
+		half_net(r, k);
+#pragma unroll
+		for (uint j = 0; j < (1u << k); j++)
+			p[j * s] = r[j];
+		return;
+	}
+#pragma unroll
+	for (uint j = 0; j < (1u << k); j++)
+		r[j] = b + j * s < n ? p[j * s] : WORD_MAX;
+	half_net(r, k);
 #pragma unroll
 	for (uint j = 0; j < (1u << k); j++)
 		if (b + j * s < n)
-			buf[b + j * s] = r[j];
+			p[j * s] = r[j];
 }
 
-inline void flip_pass(__global word_t *buf, const ulong n, const uint log_b, const uint k)
+inline void flip_net(word_t *a, word_t *c, const uint h)
 {
-	const uint h = 1u << (k - 1), log_s = log_b - k;
-	const ulong gid = get_global_id(0), s = 1ul << log_s;
-	const ulong base = (gid >> log_s) << log_b;
-	const ulong lo = base + (gid & (s - 1));
-	const ulong hi = base + (1ul << log_b) - 1 - (gid & (s - 1)) - (h - 1) * s;
-	word_t a[16], c[16];
-
-	if (hi >= n)
-		return;
-#pragma unroll
-	for (uint j = 0; j < h; j++) {
-		a[j] = buf[lo + j * s];
-		c[j] = hi + j * s < n ? buf[hi + j * s] : WORD_MAX;
-	}
 #pragma unroll
 	for (uint j = 0; j < h; j++)
 		CMPSWAP(a[j], c[h - 1 - j]);
@@ -176,11 +242,45 @@ inline void flip_pass(__global word_t *buf, const ulong n, const uint log_b, con
 				CMPSWAP(c[j], c[j + d]);
 			}
 	}
+}
+
+inline void flip_pass(__global word_t *buf, const ulong n, const uint log_b, const uint k)
+{
+	const uint h = 1u << (k - 1), log_s = log_b - k;
+	const ulong gid = get_global_id(0), s = 1ul << log_s;
+	const ulong base = (gid >> log_s) << log_b;
+	const ulong lo = base + (gid & (s - 1));
+	const ulong hi = base + (1ul << log_b) - 1 - (gid & (s - 1)) - (h - 1) * s;
+	__global word_t *pa = buf + lo, *pc = buf + hi;
+	word_t a[1 << (FUSE_MAX - 1)], c[1 << (FUSE_MAX - 1)];
+
+	if (hi >= n)
+		return;
+	if (hi + (h - 1) * s < n) {
+#pragma unroll
+		for (uint j = 0; j < h; j++) {
+			a[j] = pa[j * s];
+			c[j] = pc[j * s];
+		}
+		flip_net(a, c, h);
+#pragma unroll
+		for (uint j = 0; j < h; j++) {
+			pa[j * s] = a[j];
+			pc[j * s] = c[j];
+		}
+		return;
+	}
 #pragma unroll
 	for (uint j = 0; j < h; j++) {
-		buf[lo + j * s] = a[j];
+		a[j] = pa[j * s];
+		c[j] = hi + j * s < n ? pc[j * s] : WORD_MAX;
+	}
+	flip_net(a, c, h);
+#pragma unroll
+	for (uint j = 0; j < h; j++) {
+		pa[j * s] = a[j];
 		if (hi + j * s < n)
-			buf[hi + j * s] = c[j];
+			pc[j * s] = c[j];
 	}
 }
 
@@ -192,8 +292,11 @@ __kernel void flip_1(__global word_t *buf, const ulong n, const uint log_b) { fl
 __kernel void flip_2(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 2); }
 __kernel void flip_3(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 3); }
 __kernel void flip_4(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 4); }
-/* 32 128-bit words do not fit in registers: no 5-substage passes for them. */
-#if WORD_BITS < 128
+#if FUSE_MAX >= 5
 __kernel void half_5(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 5); }
 __kernel void flip_5(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 5); }
+#endif
+#if FUSE_MAX >= 6
+__kernel void half_6(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 6); }
+__kernel void flip_6(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 6); }
 #endif

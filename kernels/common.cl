@@ -29,8 +29,7 @@
 #define TI(i) ((i) + ((i) >> PAD_SHIFT))
 #define TILE_ALLOC (TILE + (TILE >> PAD_SHIFT))
 
-/* CMPSWAP(a, b) puts the smaller word in a; CMPSWAP_DIR(a, b, desc) the
- * larger one when desc, without a branch. */
+/* CMPSWAP(a, b) puts the smaller word in a. */
 #if WORD_BITS == 32
 typedef uint word_t;
 #define WORD_MAX ((uint)0xffffffffu)
@@ -49,13 +48,6 @@ typedef ulong2 word_t;
 #else
 #error "WORD_BITS must be 32, 64 or 128"
 #endif
-#define CMPSWAP_DIR(a, b, desc) do {                                      \
-		const bool sw_ = WLESS(b, a) != (desc);                   \
-		const word_t lo_ = sw_ ? (b) : (a), hi_ = sw_ ? (a) : (b); \
-		(a) = lo_;                                                \
-		(b) = hi_;                                                \
-	} while (0)
-
 /* Sort r[0..EPT) in registers: the whole flip/half-cleaner network. */
 inline void reg_sort(word_t *r)
 {
@@ -78,13 +70,22 @@ inline void reg_sort(word_t *r)
 }
 
 /* Tile of the work-group into local memory, coalesced; words past n read
- * as +infinity. */
+ * as +infinity.  Whole tiles, nearly all of them, skip the bounds checks. */
 inline void tile_load(__global const word_t *buf, ulong n, ulong base, __local word_t *tile)
 {
 	const uint lid = get_local_id(0);
-	for (uint e = 0; e < EPT; e++) {
-		const uint i = e * WG + lid;
-		tile[TI(i)] = base + i < n ? buf[base + i] : WORD_MAX;
+	__global const word_t *p = buf + base;
+
+	if (base + TILE <= n) {
+#pragma unroll
+		for (uint e = 0; e < EPT; e++)
+			tile[TI(e * WG + lid)] = p[e * WG + lid];
+	} else {
+#pragma unroll
+		for (uint e = 0; e < EPT; e++) {
+			const uint i = e * WG + lid;
+			tile[TI(i)] = base + i < n ? p[i] : WORD_MAX;
+		}
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -92,10 +93,19 @@ inline void tile_load(__global const word_t *buf, ulong n, ulong base, __local w
 inline void tile_store(__global word_t *buf, ulong n, ulong base, __local const word_t *tile)
 {
 	const uint lid = get_local_id(0);
-	for (uint e = 0; e < EPT; e++) {
-		const uint i = e * WG + lid;
-		if (base + i < n)
-			buf[base + i] = tile[TI(i)];
+	__global word_t *p = buf + base;
+
+	if (base + TILE <= n) {
+#pragma unroll
+		for (uint e = 0; e < EPT; e++)
+			p[e * WG + lid] = tile[TI(e * WG + lid)];
+	} else {
+#pragma unroll
+		for (uint e = 0; e < EPT; e++) {
+			const uint i = e * WG + lid;
+			if (base + i < n)
+				p[i] = tile[TI(i)];
+		}
 	}
 }
 

@@ -9,7 +9,7 @@
 
 /* Most substages one global pass fuses in registers (2^K words per
  * work-item); kernels exist for 1..MAX_FUSE. */
-#define MAX_FUSE 5
+#define MAX_FUSE 6
 /* Transfers move in chunks of about this many bytes through NSTAGE pinned
  * staging buffers, so that producing, uploading and tile-sorting (and
  * downloading and consuming) overlap. */
@@ -50,10 +50,12 @@ static unsigned log2_floor(size_t v)
 	return l;
 }
 
-/* The kernels fuse up to 5 substages, 4 for 128-bit words. */
+/* The kernels fuse up to 6 substages for 32-bit words, 5 for 64-bit ones
+ * and 4 for 128-bit ones (FUSE_MAX in bitonic.cl): 64 words per work-item
+ * at most, and no more than 128 bytes of them. */
 static unsigned max_fuse(const struct engine *e)
 {
-	return e->wsize == 16 ? MAX_FUSE - 1 : MAX_FUSE;
+	return e->wsize == 4 ? MAX_FUSE : e->wsize == 8 ? MAX_FUSE - 1 : MAX_FUSE - 2;
 }
 
 static size_t env_size(const char *name, size_t fallback)
@@ -81,7 +83,7 @@ static void choose_shape(struct engine *e)
 	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
 	size_t wg = env_size("CLSORT_WG", gpu ? 256 : 64);
 	size_t ept = env_size("CLSORT_EPT", gpu ? 128 / e->wsize : e->wsize == 16 ? 4 : 8);
-	size_t fuse = env_size("CLSORT_FUSE", e->wsize == 16 ? 16 : 32);
+	size_t fuse = env_size("CLSORT_FUSE", (size_t)1 << max_fuse(e));
 	/* The tile with its padding, within three quarters of local memory:
 	 * the rest is for what the compiler keeps there itself. */
 	const cl_ulong room = d->local_mem / 4 * 3;
@@ -126,7 +128,8 @@ static cl_kernel make_kernel(struct engine *e, const char *name)
 int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum cls_local local)
 {
 	struct engine *e = calloc(1, sizeof *e);
-	char options[256], name[16];
+	char options[512], name[16];
+	const char *extra = getenv("CLSORT_CL_OPTIONS");
 	cl_int err;
 	int i;
 
@@ -148,8 +151,9 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 	 * they chose not to unroll, straight to our stderr; errors still fail
 	 * the build with its log. */
 	snprintf(options, sizeof options,
-		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu",
-		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items);
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu %s",
+		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
+		 extra ? extra : "");
 	if (dev_build(d, options, &e->prog))
 		goto fail;
 	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");
@@ -173,6 +177,8 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
 			 "global bitonic passes of %u substages", e->wsize * 8, e->tile, e->wg, e->ept,
 			 local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->fuse);
+	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
+		 (unsigned long long)(d->local_mem >> 10));
 	*out = e;
 	return 0;
 fail:
@@ -615,14 +621,16 @@ void eng_times(const struct engine *e, struct eng_times *t)
 {
 	char line[512], name[32];
 	size_t len = 0, i;
-	const cl_kernel all[] = { e->tile_sort, e->tail, e->merge, e->flip[1], e->flip[2], e->flip[3],
-				  e->flip[4], e->flip[5], e->half[1], e->half[2], e->half[3],
-				  e->half[4], e->half[5] };
+	cl_kernel all[2 * MAX_FUSE + 3] = { e->tile_sort, e->tail, e->merge };
 
+	for (i = 1; i <= MAX_FUSE; i++) {
+		all[2 + i] = e->flip[i];
+		all[2 + MAX_FUSE + i] = e->half[i];
+	}
 	*t = e->times;
 	line[0] = '\0';
 	for (i = 0; i < sizeof all / sizeof all[0]; i++) {
-		const double s = e->kernel_time[kernel_slot(e, all[i], name, sizeof name)];
+		const double s = all[i] ? e->kernel_time[kernel_slot(e, all[i], name, sizeof name)] : 0;
 		if (s > 0 && len < sizeof line - 64)
 			len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %.6f s",
 						len ? ", " : "", name, s);
