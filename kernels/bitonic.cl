@@ -131,37 +131,96 @@ void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_ti
 	tile_store(buf, n, base, tile);
 }
 
-/* Last substages of a merge stage of block size > TILE: half-cleaners of
- * distance TILE/2 .. 1, each tile on its own, from tile first_tile on.  The
- * first layout is read straight from global memory (coalesced: the
- * work-items' own bits are the low ones). */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile)
+/* A tile into registers in layout LOG_WG, straight from global memory
+ * (coalesced: the work-items' own bits are the low ones); with rev, the
+ * tile's words in reverse order (each work-item gets the mirror images of
+ * the words it would get). */
+inline void load_tail(word_t *r, __global const word_t *buf, ulong n, ulong base, bool rev)
 {
-	__local word_t tile[TILE_ALLOC];
-	const ulong base = (first_tile + get_group_id(0)) * TILE;
-	bool flip = false;
-	uint lo = LOG_WG;
-	word_t r[EPT];
-
-	if (base >= n)
-		return;
 	if (base + TILE <= n) {
 #pragma unroll
 		for (uint j = 0; j < EPT; j++)
-			r[j] = buf[base + lay_index(LOG_WG, j)];
+			r[j] = buf[base + (rev ? TILE - 1 - lay_index(LOG_WG, j) : lay_index(LOG_WG, j))];
 	} else {
 #pragma unroll
 		for (uint j = 0; j < EPT; j++) {
-			const ulong i = base + lay_index(LOG_WG, j);
+			const ulong i = base + (rev ? TILE - 1 - lay_index(LOG_WG, j) : lay_index(LOG_WG, j));
 			r[j] = i < n ? buf[i] : WORD_MAX;
 		}
 	}
+}
+
+/* The half-cleaners of distance TILE/2 .. 1 on a tile held in layout
+ * LOG_WG, and the tile back to global memory. */
+inline void tail_steps(word_t *r, __local word_t *tile, __global word_t *buf, ulong n, ulong base)
+{
+	bool flip = false;
+	uint lo = LOG_WG;
+
 	reg_half(r, LOG_EPT);
 	half_steps(r, tile, &flip, &lo, LOG_WG - 1);
 	regs_to_tile(r, tile);
 	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
+}
+
+/* Last substages of a merge stage of block size > TILE: half-cleaners of
+ * distance TILE/2 .. 1, each tile on its own, from tile first_tile on. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void tile_merge_tail(__global word_t *buf, const ulong n, const ulong first_tile)
+{
+	__local word_t tile[TILE_ALLOC];
+	const ulong base = (first_tile + get_group_id(0)) * TILE;
+	word_t r[EPT];
+
+	if (base >= n)
+		return;
+	load_tail(r, buf, n, base, false);
+	tail_steps(r, tile, buf, n, base);
+}
+
+/* The same for the two tiles of a block of 2 TILE words, from pair
+ * first_pair on, after the substage of distance TILE that joins them: the
+ * half-cleaner (pair_tail), or the flip step of a stage of block size
+ * 2 TILE (pair_flip_tail).  This saves the global pass that substage would
+ * take.  A work-item holds both tiles' words; for the flip it reads the
+ * second tile's in reverse, and keeps them so: the second tile is then
+ * bitonic, and so is its reversal, which the half-cleaners sort all the
+ * same. */
+inline void pair_tail(__global word_t *buf, const ulong n, const ulong first_pair, const bool flip,
+		      __local word_t *tile)
+{
+	const ulong a = (first_pair + get_group_id(0)) * 2 * TILE, b = a + TILE;
+	word_t r[EPT], c[EPT];
+
+	if (a >= n)
+		return;
+	load_tail(r, buf, n, a, false);
+	load_tail(c, buf, n, b, flip);
+	/* Reversed, the words go back where other work-items read. */
+	if (flip)
+		barrier(CLK_GLOBAL_MEM_FENCE);
+#pragma unroll
+	for (uint j = 0; j < EPT; j++)
+		CMPSWAP(r[j], c[j]);
+	tail_steps(r, tile, buf, n, a);
+	/* The first tile's words leave the tile before the second's come. */
+	barrier(CLK_LOCAL_MEM_FENCE);
+	tail_steps(c, tile, buf, n, b);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void tile_pair_tail(__global word_t *buf, const ulong n, const ulong first_pair)
+{
+	__local word_t tile[TILE_ALLOC];
+	pair_tail(buf, n, first_pair, false, tile);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void tile_pair_flip_tail(__global word_t *buf, const ulong n, const ulong first_pair)
+{
+	__local word_t tile[TILE_ALLOC];
+	pair_tail(buf, n, first_pair, true, tile);
 }
 
 /* Global passes, K substages fused in registers (K = 1..FUSE_MAX: 6 for

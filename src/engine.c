@@ -25,6 +25,7 @@ struct engine {
 	unsigned fuse;			/* substages fused per global pass */
 	cl_program prog;
 	cl_kernel tile_sort, tail;
+	cl_kernel pair, pair_flip;	/* two tails after the substage of distance TILE */
 	cl_kernel half[MAX_FUSE + 1], flip[MAX_FUSE + 1];
 	/* Global phase by merge-path passes, out of place through buf2,
 	 * instead of bitonic passes: the better choice on CPU devices. */
@@ -39,7 +40,7 @@ struct engine {
 	cl_event *prof;			/* kernel events of this sort, when profiling */
 	cl_kernel *prof_kernel;		/* and which kernel each was */
 	size_t nprof, prof_cap;
-	double kernel_time[2 * MAX_FUSE + 4];	/* per kernel, for -vv */
+	double kernel_time[2 * MAX_FUSE + 6];	/* per kernel, for -vv */
 };
 
 static unsigned log2_floor(size_t v)
@@ -158,8 +159,10 @@ int eng_open(struct engine **out, struct dev_ctx *d, enum word_kind kind, enum c
 		goto fail;
 	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");
 	e->tail = make_kernel(e, "tile_merge_tail");
+	e->pair = make_kernel(e, "tile_pair_tail");
+	e->pair_flip = make_kernel(e, "tile_pair_flip_tail");
 	e->merge = make_kernel(e, "merge_pass");
-	if (!e->tile_sort || !e->tail || !e->merge)
+	if (!e->tile_sort || !e->tail || !e->pair || !e->pair_flip || !e->merge)
 		goto fail;
 	for (i = 1; i <= (int)max_fuse(e); i++) {
 		snprintf(name, sizeof name, "half_%d", i);
@@ -244,6 +247,10 @@ void eng_close(struct engine *e)
 		clReleaseKernel(e->tile_sort);
 	if (e->tail)
 		clReleaseKernel(e->tail);
+	if (e->pair)
+		clReleaseKernel(e->pair);
+	if (e->pair_flip)
+		clReleaseKernel(e->pair_flip);
 	if (e->merge)
 		clReleaseKernel(e->merge);
 	if (e->buf2)
@@ -353,8 +360,11 @@ static size_t kernel_slot(const struct engine *e, cl_kernel k, char *name, size_
 			return (size_t)(MAX_FUSE + i);
 		}
 	}
-	snprintf(name, size, "%s", k == e->tile_sort ? "tile sort" : k == e->tail ? "tile tail" : "merge");
-	return k == e->tile_sort ? 2 * MAX_FUSE + 1 : k == e->tail ? 2 * MAX_FUSE + 2 : 2 * MAX_FUSE + 3;
+	snprintf(name, size, "%s", k == e->tile_sort ? "tile sort" : k == e->tail ? "tile tail" :
+		 k == e->pair ? "pair tail" : k == e->pair_flip ? "pair flip tail" : "merge");
+	return k == e->tile_sort ? 2 * MAX_FUSE + 1 : k == e->tail ? 2 * MAX_FUSE + 2 :
+	       k == e->pair ? 2 * MAX_FUSE + 3 : k == e->pair_flip ? 2 * MAX_FUSE + 4 :
+	       2 * MAX_FUSE + 5;
 }
 
 /* Enqueue kernel k over items work-items on the compute queue; buf and n
@@ -375,6 +385,15 @@ static cl_int launch(struct engine *e, cl_kernel k, size_t items, size_t local, 
 	return err;
 }
 
+/* Does merge stage 2^log_b leave its last global substage (distance
+ * TILE) to the pair tail kernels?  When the stage's global substages come
+ * to one more than a multiple of e->fuse, that substage would take a
+ * global pass of its own. */
+static bool fold_last(const struct engine *e, unsigned log_b)
+{
+	return (log_b - log2_floor(e->tile)) % e->fuse == 1;
+}
+
 /* One of the tile kernels over tiles [t0, t1). */
 static cl_int launch_tiles(struct engine *e, cl_kernel k, size_t n, size_t t0, size_t t1,
 			   cl_uint nwait, const cl_event *wait, cl_event *ev)
@@ -383,14 +402,30 @@ static cl_int launch_tiles(struct engine *e, cl_kernel k, size_t n, size_t t0, s
 	return launch(e, k, (t1 - t0) * e->wg, e->wg, &first, sizeof first, n, nwait, wait, ev);
 }
 
+/* The tails of merge stage 2^log_b over tiles [t0, t1) (t0 even): one
+ * work-group per tile, or per pair of tiles when the stage folds its last
+ * global substage into them. */
+static cl_int launch_tails(struct engine *e, unsigned log_b, size_t n, size_t t0, size_t t1,
+			   cl_event *ev)
+{
+	const cl_ulong first = t0 / 2;
+	cl_kernel k;
+
+	if (!fold_last(e, log_b))
+		return launch_tiles(e, e->tail, n, t0, t1, 0, NULL, ev);
+	k = log_b == log2_floor(e->tile) + 1 ? e->pair_flip : e->pair;
+	return launch(e, k, (t1 - t0 + 1) / 2 * e->wg, e->wg, &first, sizeof first, n, 0, NULL, ev);
+}
+
 /* The global passes of merge stage 2^log_b: the flip step fused with the
  * half-cleaners after it, then the remaining half-cleaners of distance at
- * least a tile, e->fuse substages per pass. */
+ * least a tile (but the last one when fold_last), e->fuse substages per
+ * pass. */
 static cl_int enqueue_stage(struct engine *e, size_t n, unsigned log_b)
 {
 	const size_t gwg = 256;
 	const unsigned log_t = log2_floor(e->tile);
-	unsigned levels = log_b - log_t;
+	unsigned levels = log_b - log_t - (fold_last(e, log_b) ? 1 : 0);
 	cl_event ev = NULL, *evp = e->dev->profiling ? &ev : NULL;
 	unsigned k = levels < e->fuse ? levels : e->fuse;
 	const size_t blocks = (n + ((size_t)1 << log_b) - 1) >> log_b;
@@ -398,6 +433,8 @@ static cl_int enqueue_stage(struct engine *e, size_t n, unsigned log_b)
 	unsigned log_d;
 	cl_int err;
 
+	if (levels == 0)
+		return CL_SUCCESS;
 	err = launch(e, e->flip[k], blocks << (log_b - k), gwg, &arg_b, sizeof arg_b, n, 0, NULL, evp);
 	if (ev)
 		clReleaseEvent(ev);
@@ -469,8 +506,10 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 		msg_err("cannot hold %zu words on the device", n);
 		return CLS_E_FAIL;
 	}
-	if (chunk_tiles == 0)
-		chunk_tiles = 1;
+	/* Whole pairs of tiles, for the pair tails of the last stage. */
+	if (chunk_tiles < 2)
+		chunk_tiles = 2;
+	chunk_tiles &= ~(size_t)1;
 	if (make_stages(e, chunk_tiles * e->tile * e->wsize))
 		return CLS_E_FAIL;
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
@@ -543,7 +582,7 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 			break;
 		if (log_b < log_n) {
 			cl_event ev = NULL;
-			err = launch_tiles(e, e->tail, n, 0, tiles, 0, NULL, e->dev->profiling ? &ev : NULL);
+			err = launch_tails(e, log_b, n, 0, tiles, e->dev->profiling ? &ev : NULL);
 			if (ev)
 				clReleaseEvent(ev);
 			continue;
@@ -554,7 +593,7 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
 			clReleaseEvent(sorted[c]);
 			sorted[c] = NULL;
-			err = launch_tiles(e, e->tail, n, k.t0, k.t1, 0, NULL, &sorted[c]);
+			err = launch_tails(e, log_b, n, k.t0, k.t1, &sorted[c]);
 		}
 	}
 	clFlush(e->dev->queue);
@@ -621,11 +660,11 @@ void eng_times(const struct engine *e, struct eng_times *t)
 {
 	char line[512], name[32];
 	size_t len = 0, i;
-	cl_kernel all[2 * MAX_FUSE + 3] = { e->tile_sort, e->tail, e->merge };
+	cl_kernel all[2 * MAX_FUSE + 5] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge };
 
 	for (i = 1; i <= MAX_FUSE; i++) {
-		all[2 + i] = e->flip[i];
-		all[2 + MAX_FUSE + i] = e->half[i];
+		all[4 + i] = e->flip[i];
+		all[4 + MAX_FUSE + i] = e->half[i];
 	}
 	*t = e->times;
 	line[0] = '\0';

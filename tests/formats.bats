@@ -525,3 +525,17 @@ bad_kv() {
   assert_failure 2
   [[ $stderr == *"invalid u32 key 'x'"* ]] || fail "unexpected message: $stderr"
 }
+
+@test "global bitonic passes and pair tails on 64- and 128-bit words" {
+  export CLSORT_GLOBAL=bitonic CLSORT_WG=16 CLSORT_EPT=4
+  local f=$BATS_TEST_TMPDIR/in t n fuse
+  for t in u64 i64 f64; do
+    for fuse in 2 16; do
+      for n in 700 4033; do
+        "$REFSORT" gen "$t" "$n" "$n" > "$f"
+        CLSORT_FUSE=$fuse ref_cmp "$f" "$n $t keys, $fuse words per work-item" -k "$t"
+        CLSORT_FUSE=$fuse ref_cmp "$f" "$n $t keys, $fuse words per work-item, descending" -k "$t" -r
+      done
+    done
+  done
+}

@@ -187,6 +187,22 @@ sizes_check() {
   done
 }
 
+@test "global bitonic passes: fused substage counts, pair tails, odd tile counts" {
+  # A CPU device joins tiles by merge-path passes: force the bitonic ones.
+  # In tiles of 64, a stage whose global substages come to one more than a
+  # multiple of the fused count ends in pair tails (the first stage with
+  # the flip step); 129, 700 and 4033 keys leave an odd tile count.
+  export CLSORT_GLOBAL=bitonic CLSORT_WG=16 CLSORT_EPT=4
+  local f=$BATS_TEST_TMPDIR/in n fuse
+  for fuse in 2 4 8 64; do
+    for n in 129 700 4033 70001; do
+      gen "$f" "$n" "$((n + fuse))"
+      CLSORT_FUSE=$fuse same_as_ref "$f" "$n keys, $fuse words per work-item"
+      CLSORT_FUSE=$fuse same_as_ref "$f" "$n keys, $fuse words per work-item" -r
+    done
+  done
+}
+
 @test "--host-threshold moves the shortcut" {
   local d=$BATS_TEST_TMPDIR
   gen "$d/in" 20000 61
