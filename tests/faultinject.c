@@ -1,9 +1,19 @@
 /* LD_PRELOAD shim that makes chosen reads or writes fail, for the error
  * handling tests.
  *
- *   FAULTINJECT_OP=write|read     which calls fail (default write)
- *   FAULTINJECT_ERRNO=ENOSPC|EIO|EPIPE|EAGAIN|EINTR|ENOMEM|EFBIG|EDQUOT|EBADF
- *                                 or a number (default EIO)
+ *   FAULTINJECT_OP=write|read|fallocate|mmap|close
+ *                                 which calls fail (default write):
+ *       write, read:  data calls, once the allowance is spent; with write,
+ *                     a fallocate asking for more than is left of the
+ *                     allowance fails too, as on a full disk
+ *       fallocate:    every fallocate, after growing the file to the end of
+ *                     the range asked for (unless FALLOC_FL_KEEP_SIZE), as a
+ *                     file system that ran out part way may leave it
+ *       mmap:         every mapping of a targeted descriptor
+ *       close:        every close of a targeted descriptor, which is closed
+ *                     all the same, as a late write error reported by close
+ *   FAULTINJECT_ERRNO=ENOSPC|EIO|EPIPE|EAGAIN|EINTR|ENOMEM|EFBIG|EDQUOT|EBADF|
+ *                     EACCES|EROFS|EINVAL|EOPNOTSUPP or a number (default EIO)
  *   FAULTINJECT_AFTER=N           bytes let through before failing (default 0);
  *                                 counted over all targeted descriptors
  *   FAULTINJECT_TARGET=stdout|stdin|tmp|PATHPREFIX
@@ -31,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -38,11 +50,12 @@
 #define MAX_FD 65536
 
 enum target { T_NONE, T_STDOUT, T_STDIN, T_TMP, T_PATH };
+enum op { OP_WRITE, OP_READ, OP_FALLOCATE, OP_MMAP, OP_CLOSE };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static enum target target;
 static const char *prefix;
-static int fail_read;
+static enum op fail_op;
 static int fail_errno = EIO;
 static unsigned long long allowed;
 static unsigned long long passed;
@@ -68,6 +81,11 @@ static int (*real_mkostemp)(char *, int);
 static int (*real_mkstemps)(char *, int);
 static int (*real_mkostemps)(char *, int, int);
 static int (*real_close)(int);
+static int (*real_fallocate)(int, int, off_t, off_t);
+static int (*real_fallocate64)(int, int, off64_t, off64_t);
+static int (*real_ftruncate)(int, off_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
 static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
@@ -81,6 +99,7 @@ static int parse_errno(const char *s)
 		{ "ENOSPC", ENOSPC }, { "EIO", EIO }, { "EPIPE", EPIPE }, { "EAGAIN", EAGAIN },
 		{ "EINTR", EINTR }, { "ENOMEM", ENOMEM }, { "EFBIG", EFBIG }, { "EDQUOT", EDQUOT },
 		{ "EBADF", EBADF }, { "EACCES", EACCES }, { "EROFS", EROFS }, { "EINVAL", EINVAL },
+		{ "EOPNOTSUPP", EOPNOTSUPP },
 	};
 	size_t i;
 	char *end;
@@ -127,11 +146,27 @@ static void init(void)
 	real_mkstemps = sym("mkstemps");
 	real_mkostemps = sym("mkostemps");
 	real_close = sym("close");
+	real_fallocate = sym("fallocate");
+	real_fallocate64 = sym("fallocate64");
+	real_ftruncate = sym("ftruncate");
+	real_mmap = sym("mmap");
+	real_mmap64 = sym("mmap64");
 	real_dup = sym("dup");
 	real_dup2 = sym("dup2");
 	real_dup3 = sym("dup3");
 
-	fail_read = op && !strcmp(op, "read");
+	if (!op || !*op || !strcmp(op, "write"))
+		fail_op = OP_WRITE;
+	else if (!strcmp(op, "read"))
+		fail_op = OP_READ;
+	else if (!strcmp(op, "fallocate"))
+		fail_op = OP_FALLOCATE;
+	else if (!strcmp(op, "mmap"))
+		fail_op = OP_MMAP;
+	else if (!strcmp(op, "close"))
+		fail_op = OP_CLOSE;
+	else
+		fprintf(stderr, "faultinject: unknown FAULTINJECT_OP '%s', using write\n", op);
 	if (e && *e)
 		fail_errno = parse_errno(e);
 	if (a && *a)
@@ -188,7 +223,7 @@ static size_t budget(int fd, size_t len, int is_read)
 {
 	size_t n;
 
-	if (is_read != fail_read || !targeted(fd) || len == 0)
+	if (fail_op != (is_read ? OP_READ : OP_WRITE) || !targeted(fd) || len == 0)
 		return len;
 	pthread_mutex_lock(&lock);
 	n = passed >= allowed ? 0 : allowed - passed < len ? (size_t)(allowed - passed) : len;
@@ -276,7 +311,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	ssize_t done = 0;
 	int i;
 	setup();
-	if (fail_read || !targeted(fd))
+	if (fail_op != OP_WRITE || !targeted(fd))
 		return real_writev(fd, iov, cnt);
 	if (iov_total(iov, cnt) == 0)
 		return 0;
@@ -299,7 +334,7 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	ssize_t done = 0;
 	int i;
 	setup();
-	if (!fail_read || !targeted(fd))
+	if (fail_op != OP_READ || !targeted(fd))
 		return real_readv(fd, iov, cnt);
 	if (iov_total(iov, cnt) == 0)
 		return 0;
@@ -315,6 +350,66 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 			break;
 	}
 	return done;
+}
+
+/* --- space and mappings --------------------------------------------- */
+
+/* Whether a fallocate of len bytes on fd must fail (errno set). */
+static int refuse_fallocate(int fd, int mode, off64_t off, off64_t len)
+{
+	int refuse = 0;
+
+	setup();
+	if (!targeted(fd) || len <= 0)
+		return 0;
+	if (fail_op == OP_WRITE) {
+		pthread_mutex_lock(&lock);
+		refuse = passed >= allowed || (unsigned long long)len > allowed - passed;
+		pthread_mutex_unlock(&lock);
+	} else if (fail_op == OP_FALLOCATE) {
+		struct stat st;
+		refuse = 1;
+		if (!(mode & FALLOC_FL_KEEP_SIZE) && fstat(fd, &st) == 0 && st.st_size < off + len &&
+		    real_ftruncate(fd, off + len))
+			perror("faultinject: ftruncate");
+	}
+	if (refuse)
+		errno = fail_errno;
+	return refuse;
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	if (refuse_fallocate(fd, mode, off, len))
+		return -1;
+	return real_fallocate(fd, mode, off, len);
+}
+
+int fallocate64(int fd, int mode, off64_t off, off64_t len)
+{
+	if (refuse_fallocate(fd, mode, off, len))
+		return -1;
+	return real_fallocate64(fd, mode, off, len);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	setup();
+	if (fail_op == OP_MMAP && targeted(fd)) {
+		errno = fail_errno;
+		return MAP_FAILED;
+	}
+	return real_mmap(addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	setup();
+	if (fail_op == OP_MMAP && targeted(fd)) {
+		errno = fail_errno;
+		return MAP_FAILED;
+	}
+	return real_mmap64(addr, len, prot, flags, fd, off);
 }
 
 /* --- descriptor bookkeeping ------------------------------------------ */
@@ -438,9 +533,17 @@ int mkostemp64(char *tmpl, int flags) __attribute__((alias("mkostemp")));
 
 int close(int fd)
 {
+	int fail, rc;
+
 	setup();
+	fail = fail_op == OP_CLOSE && targeted(fd);
 	mark(fd, 0);
-	return real_close(fd);
+	rc = real_close(fd);
+	if (rc == 0 && fail) {
+		errno = fail_errno;
+		return -1;
+	}
+	return rc;
 }
 
 /* A duplicate of a targeted descriptor is targeted too. */
