@@ -1,6 +1,7 @@
 #include "config.h"
 #include "output.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -8,12 +9,22 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
 
 #define OUT_BUF (4u << 20)
+/* Copies into the mapping of at least this many bytes are split over
+ * threads, each taking at least COPY_SHARE. */
+#define COPY_SPLIT ((size_t)4 << 20)
+#define COPY_SHARE ((size_t)1 << 20)
+#define COPY_MAX_THREADS 64
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 /* The -o temporary file, and a temporary file between its creation and
  * its unlinking, for the signal handler to remove. */
@@ -147,6 +158,39 @@ void out_reserve(struct out_writer *w, uint64_t bytes)
 		return;
 }
 
+bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
+{
+	void *p;
+
+	if (!w->tmp_path || w->total || w->len || bytes == 0 || bytes > SIZE_MAX)
+		return false;
+	/* The whole size at once, so that a full file system says so here,
+	 * where write(2) can take over, and not as SIGBUS on a store later. */
+	if (fallocate(w->fd, 0, 0, (off_t)bytes))
+		goto undo;
+	p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+	if (p == MAP_FAILED)
+		goto undo;
+	/* Page allocation does not get faster with threads: do it now, while
+	 * the device starts.  Without MADV_POPULATE_WRITE the copies fault the
+	 * pages in instead. */
+	madvise(p, (size_t)bytes, MADV_POPULATE_WRITE);
+	w->map = p;
+	w->map_len = (size_t)bytes;
+	w->presized = (size_t)bytes;
+	w->threads = threads ? threads : 1;
+	msg_info(2, "output: writing %s through a shared mapping of %zu bytes", w->name,
+		 w->map_len);
+	return true;
+undo:
+	/* A fallocate that failed part way, or one whose mapping failed, may
+	 * have left the file longer than its data will be: cut it back, or at
+	 * least remember to at the end. */
+	if (ftruncate(w->fd, 0))
+		w->presized = (size_t)bytes;
+	return false;
+}
+
 static int fail_write(struct out_writer *w)
 {
 	if (errno == EPIPE)
@@ -165,8 +209,73 @@ static int flush(struct out_writer *w)
 	return 0;
 }
 
+struct copy_job {
+	unsigned char *dst;
+	const unsigned char *src;
+	size_t len;
+};
+
+static void copy_job(void *arg)
+{
+	const struct copy_job *j = arg;
+	memcpy(j->dst, j->src, j->len);
+}
+
+/* dst[0..len) = src[0..len), large copies on up to threads threads. */
+static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t len,
+			  unsigned threads)
+{
+	struct copy_job jobs[COPY_MAX_THREADS];
+	size_t share, at = 0;
+	unsigned n = 0;
+
+	if (len < COPY_SPLIT || threads < 2) {
+		memcpy(dst, src, len);
+		return;
+	}
+	if (threads > COPY_MAX_THREADS)
+		threads = COPY_MAX_THREADS;
+	if (threads > len / COPY_SHARE)
+		threads = (unsigned)(len / COPY_SHARE);
+	/* Whole multiples of 4 KiB: every share keeps the alignment of the
+	 * first. */
+	share = (len / threads + 4095) & ~(size_t)4095;
+	for (; at < len; n++) {
+		assert(n < threads);
+		jobs[n].dst = dst + at;
+		jobs[n].src = src + at;
+		jobs[n].len = len - at < share ? len - at : share;
+		at += jobs[n].len;
+	}
+	run_parallel(copy_job, jobs, sizeof jobs[0], n);
+}
+
+void *out_claim(struct out_writer *w, size_t len)
+{
+	void *p;
+	if (!w->map || w->total > w->map_len || len > w->map_len - w->total)
+		return NULL;
+	p = w->map + w->total;
+	w->total += len;
+	return p;
+}
+
 int out_write(struct out_writer *w, const void *p, size_t len)
 {
+	if (w->map && w->total <= w->map_len) {
+		const size_t fit = len < w->map_len - w->total ? len : w->map_len - w->total;
+		copy_parallel(w->map + w->total, p, fit, w->threads);
+		w->total += fit;
+		p = (const unsigned char *)p + fit;
+		len -= fit;
+		if (len == 0)
+			return 0;
+		assert(w->len == 0);
+		/* More than was mapped: the rest follows the mapping through
+		 * write(2), which has not moved the file offset yet. */
+		if (lseek(w->fd, (off_t)w->map_len, SEEK_SET) < 0)
+			return fail_write(w);
+	}
 	w->total += len;
 	if (w->mem) {
 		if (w->len + len > w->cap) {
@@ -196,10 +305,23 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 	return 0;
 }
 
+/* Give back the mapping; the data stays in the file. */
+static void unmap(struct out_writer *w)
+{
+	if (w->map)
+		munmap(w->map, w->map_len);
+	w->map = NULL;
+}
+
 int out_finish(struct out_writer *w)
 {
 	int rc = flush(w);
 
+	unmap(w);
+	/* A file sized ahead for more than came (or one whose failed
+	 * reservation could not be undone) ends where its data does. */
+	if (rc == 0 && w->presized > w->total && ftruncate(w->fd, (off_t)w->total))
+		rc = fail_write(w);
 	if (rc == 0 && w->tmp_path) {
 		if (close(w->fd)) {
 			w->fd = -1;
@@ -231,6 +353,7 @@ int out_finish(struct out_writer *w)
 void out_abort(struct out_writer *w)
 {
 	free_gathers(w);
+	unmap(w);
 	if (w->tmp_path) {
 		if (w->fd >= 0)
 			close(w->fd);

@@ -21,6 +21,10 @@ struct out_writer {
 	bool close_fd;		/* out_finish closes fd (a device opened by path) */
 	size_t total;		/* bytes written so far */
 	struct gather *gathers;	/* per-thread buffers of out_emit */
+	unsigned char *map;	/* -o: a shared mapping of the file's first map_len bytes */
+	size_t map_len;
+	size_t presized;	/* bytes the file was given before any data */
+	unsigned threads;	/* for copies into the mapping */
 };
 
 /* Catch SIGINT, SIGTERM and SIGHUP to remove a partial -o file before
@@ -44,10 +48,21 @@ int out_open_mem(struct out_writer *w, size_t expect);
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */
 void out_reserve(struct out_writer *w, uint64_t bytes);
+/* For a -o temporary file not written to yet, whose output will be exactly
+ * bytes long: allocate the file at that size and map it, so that writes
+ * become copies on up to threads threads.  False, with the file as it was,
+ * where that cannot be done (no fallocate, no room, no mapping); writes
+ * then go through write(2) as usual. */
+bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads);
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
  * message. */
 int out_write(struct out_writer *w, const void *p, size_t len);
+/* The next len bytes of the output, for the caller to fill in place (in
+ * any order, from any thread) instead of writing them: a pointer into the
+ * mapping, counted as written; NULL when the writer has no mapping or they
+ * do not fit in it. */
+void *out_claim(struct out_writer *w, size_t len);
 /* Flush and, for -o, move the file into place.  Same returns. */
 int out_finish(struct out_writer *w);
 /* Drop everything: close, and remove a temporary -o file. */
