@@ -374,17 +374,62 @@ void out_abort(struct out_writer *w)
 #define GATHER_MIN 65536
 #define GATHER_MAX_THREADS 64
 
+struct decode_job {
+	const struct enc_format *f;
+	const unsigned char *words;
+	size_t count;
+	unsigned char *dst;
+};
+
+static void decode_job(void *arg)
+{
+	const struct decode_job *j = arg;
+	j->f->kt->decode(j->words, j->count, j->f->mask, j->dst);
+}
+
+/* Decode count words straight into dst, on several threads when there
+ * are enough of them. */
+static void decode_parallel(const struct enc_format *f, const void *words, size_t count,
+			    unsigned char *dst)
+{
+	const size_t ws = word_size(f->kind);
+	struct decode_job jobs[COPY_MAX_THREADS];
+	unsigned threads = f->threads < COPY_MAX_THREADS ? f->threads : COPY_MAX_THREADS, i;
+
+	if (count * ws < COPY_SPLIT)
+		threads = 1;
+	else if (threads > count * ws / COPY_SHARE)
+		threads = (unsigned)(count * ws / COPY_SHARE);
+	if (threads < 1)
+		threads = 1;
+	for (i = 0; i < threads; i++) {
+		const size_t first = count / threads * i;
+		jobs[i].f = f;
+		jobs[i].words = (const unsigned char *)words + first * ws;
+		jobs[i].count = i + 1 < threads ? count / threads : count - first;
+		jobs[i].dst = dst + first * ws;
+	}
+	run_parallel(decode_job, jobs, sizeof jobs[0], threads);
+}
+
 static int emit_plain(struct out_writer *w, const struct enc_format *f, const void *words,
 		      size_t count)
 {
 	const size_t ws = word_size(f->kind);
 	unsigned char tmp[DECODE_WORDS * 8];
+	unsigned char *dst;
 	size_t i;
 	int rc = 0;
 
 	/* Ascending unsigned keys are their own bytes. */
 	if (f->mask == 0 && f->kt->raw(1) == 1 && f->kt->raw(0) == 0)
 		return out_write(w, words, count * ws);
+	/* A mapped output is decoded into in place. */
+	dst = out_claim(w, count * ws);
+	if (dst) {
+		decode_parallel(f, words, count, dst);
+		return 0;
+	}
 	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
 		size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
 		f->kt->decode((const char *)words + i * ws, c, f->mask, tmp);
@@ -400,6 +445,7 @@ struct gather {
 	const struct enc_batch *b;
 	const void *words;
 	size_t first, count;
+	unsigned char *dst;	/* where the records go in a mapped output, or NULL */
 	unsigned char *buf;
 	size_t cap, len;
 	bool failed;
@@ -443,6 +489,11 @@ static void gather_job(void *arg)
 			__builtin_prefetch(p);
 		}
 		enc_record(f, g->b, enc_word_index(f, g->words, i), &p, &len);
+		if (g->dst) {
+			memcpy(g->dst + g->len, p, len);
+			g->len += len;
+			continue;
+		}
 		if (!gather_room(g, len + 1)) {
 			g->failed = true;
 			return;
@@ -460,6 +511,8 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 			const struct enc_batch *b, const void *words, size_t count)
 {
 	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
+	/* Fixed-size records of a mapped output are gathered into place. */
+	unsigned char *const dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
 	struct gather *g;
 	size_t i;
 	int rc = 0;
@@ -480,9 +533,12 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 		g[i].words = words;
 		g[i].first = count / threads * i;
 		g[i].count = i + 1 < threads ? count / threads : count - g[i].first;
+		g[i].dst = dst ? dst + g[i].first * f->rec_size : NULL;
 		g[i].failed = false;
 	}
 	run_parallel(gather_job, g, sizeof *g, threads);
+	if (dst)
+		return 0;
 	for (i = 0; i < threads && rc == 0; i++) {
 		if (g[i].failed) {
 			msg_errno(ENOMEM, "cannot gather the sorted records");
