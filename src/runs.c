@@ -726,20 +726,54 @@ static int push_run(struct sorter *s, const struct run *r)
 
 /* --- setup --------------------------------------------------------------- */
 
-/* What the warm-up thread prepares while the device starts. */
+/* What two warm-up threads prepare while the device starts: the input's
+ * pages, and the output's blocks (or its mapping, when its size is known). */
 struct warm {
 	const struct in_set *in;
 	uint64_t in_bytes;
 	struct out_writer *out;
 	uint64_t out_bytes;
+	bool out_exact;		/* out_bytes is the output's size */
+	unsigned threads;
+	pthread_t in_thread, out_thread;
+	bool in_running, out_running;
 };
 
-static void *warm_up(void *arg)
+static void *warm_in(void *arg)
+{
+	const struct warm *w = arg;
+	in_prefault(w->in, w->in_bytes);
+	return NULL;
+}
+
+static void *warm_out(void *arg)
 {
 	struct warm *w = arg;
-	in_prefault(w->in, w->in_bytes);
-	out_reserve(w->out, w->out_bytes);
+	if (!w->out_exact || !out_map(w->out, w->out_bytes, w->threads))
+		out_reserve(w->out, w->out_bytes);
 	return NULL;
+}
+
+static void warm_start(struct warm *w)
+{
+	w->in_running = pthread_create(&w->in_thread, NULL, warm_in, w) == 0;
+	w->out_running = pthread_create(&w->out_thread, NULL, warm_out, w) == 0;
+}
+
+/* The output is ready: it may be written from now on. */
+static void warm_out_done(struct warm *w)
+{
+	if (w->out_running)
+		pthread_join(w->out_thread, NULL);
+	w->out_running = false;
+}
+
+static void warm_done(struct warm *w)
+{
+	warm_out_done(w);
+	if (w->in_running)
+		pthread_join(w->in_thread, NULL);
+	w->in_running = false;
 }
 
 /* Small inputs skip the device, unless one was asked for. */
@@ -812,6 +846,7 @@ struct run_io {
 	struct out_writer *w;
 	const struct enc_format *f;
 	const struct enc_batch *b;
+	struct warm *warm;	/* joined before w is written, or NULL */
 };
 
 static int produce_chunk(void *arg, void *dst, size_t first, size_t count)
@@ -830,13 +865,17 @@ static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
 	(void)first;
+	if (io->warm)
+		warm_out_done(io->warm);
 	return out_emit(io->w, io->f, io->b, src, count);
 }
 
-/* Sort the planned run and write it to w. */
-static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w)
+/* Sort the planned run and write it to w; warm, when not NULL, is joined
+ * before the first write. */
+static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
+		    struct warm *warm)
 {
-	struct run_io io = { w, s->f, b };
+	struct run_io io = { w, s->f, b, warm };
 	double t0 = now_sec();
 	int rc;
 
@@ -848,6 +887,8 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w)
 	}
 	if (s->host) {
 		host_sort(b->words, b->n, s->f->kind);
+		if (warm)
+			warm_out_done(warm);
 		rc = out_emit(w, s->f, b, b->words, b->n);
 	} else {
 		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
@@ -882,9 +923,13 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	uint64_t total, records = 0, skipped = 0;
 	size_t runs = 0, i;
 	int rc = CLS_E_FAIL;
-	pthread_t warm_thread;
-	struct warm warm = { in, o->memory_bytes / 4, out, f->fmt == CLS_FMT_BIN ? in->bytes : 0 };
-	bool warming = false;
+	/* bin records come out as they went in: the output's size is known.
+	 * Mapped and populated, the output is in memory all at once, which
+	 * is for outputs well inside the memory budget only. */
+	struct warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
+			     .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
+			     .out_exact = f->fmt == CLS_FMT_BIN && in->bytes <= o->memory_bytes / 2,
+			     .threads = f->threads };
 	double t0;
 
 	memset(&s, 0, sizeof s);
@@ -897,7 +942,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	/* Starting a device takes a while: have the input's pages and the
 	 * output's blocks ready by then. */
 	if (!on_host(o, total))
-		warming = pthread_create(&warm_thread, NULL, warm_up, &warm) == 0;
+		warm_start(&warm);
 	if (setup(&s, in, total))
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
@@ -928,7 +973,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		if (!planned)
 			break;
 		if (++runs == 1 && enc_plan_done(&pl)) {
-			rc = sort_run(&s, &b, out);
+			rc = sort_run(&s, &b, out, &warm);
 			records += b.n;
 			skipped += b.skipped;
 			if (rc)
@@ -942,7 +987,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 				bytes += b.slices[i].len + 1;
 			if (run_writer(&s, &w, &r, bytes))
 				goto out;
-			rc = sort_run(&s, &b, &w);
+			rc = sort_run(&s, &b, &w, NULL);
 			records += b.n;
 			skipped += b.skipped;
 			if (rc == 0)
@@ -964,6 +1009,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		while (s.spill && s.nruns > s.fanin)
 			if ((rc = merge_tail(&s, s.fanin)))
 				goto out;
+		warm_out_done(&warm);
 		t0 = now_sec();
 		rc = merge_runs(&s, s.runs, s.nruns, out);
 		s.t_merge += now_sec() - t0;
@@ -973,8 +1019,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 			skipped == 1 ? "" : "s");
 	report(&s, runs, records);
 out:
-	if (warming)
-		pthread_join(warm_thread, NULL);
+	warm_done(&warm);
 	for (i = 0; i < s.nruns; i++)
 		run_free(&s.runs[i]);
 	free(s.runs);
