@@ -300,6 +300,36 @@ warm() {
   no_leftovers "$T"
 }
 
+@test "faultinject: -o FILE written through a mapping, close failing: status 2, no FILE" {
+  # Nothing is written with write(2) there: the late error comes at close.
+  FAULTINJECT_OP=close FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EIO \
+    LD_PRELOAD="$FAULTINJECT" run --separate-stderr \
+    "$CLSORT" "${DEV[@]}" -o "$T/out" "$T/good.bin"
+  [ "$status" -eq 2 ]
+  one_error_line
+  [ "$stderr" = "clsort: write error on $T/out: Input/output error" ]
+  [ ! -e "$T/out" ]
+  no_leftovers "$T"
+}
+
+@test "-o FILE on a full tmpfs: status 2, the file named, nothing left there" {
+  mkdir "$T/small"
+  mount -t tmpfs -o size=256k tmpfs "$T/small" 2> /dev/null || skip "cannot mount a tmpfs here"
+  head -c 800000 /dev/urandom > "$T/big.bin"
+  # No room to allocate the file for a mapping: write(2) runs out instead.
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -o "$T/small/out" "$T/big.bin"
+  left=$(ls -A "$T/small")
+  # With room, the same file system takes the output.
+  "$CLSORT" "${DEV[@]}" -o "$T/small/ok" "$T/good.bin"
+  ok=$(od -An -v -tu4 -w4 "$T/small/ok")
+  umount "$T/small"
+  [ "$status" -eq 2 ]
+  one_error_line
+  [ "$stderr" = "clsort: write error on $T/small/out: No space left on device" ]
+  [ -z "$left" ] || fail "left behind: $left"
+  cmp <(echo "$ok") <(ref_u32 "$T/good.bin")
+}
+
 @test "-o onto the input itself replaces it with the sorted keys" {
   cp "$T/good.bin" "$T/in.bin"
   chmod 604 "$T/in.bin"

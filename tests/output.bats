@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# The -o file.  When the output's size is known beforehand (binary records
+# sorted on the device) and is at most half of --memory, the temporary -o
+# file is allocated at that size and mapped while the device starts, and
+# the sorted records are copied, decoded or gathered into the mapping by
+# several threads.  Whatever the path, -o FILE must hold byte for byte what
+# standard output gets; where no mapping can be had, write(2) takes over.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+}
+
+# same_as_stdout WHAT IN [OPTION]...: clsort -o $T/out writes what clsort
+# writes to standard output ($T/want); -vv of the -o sort goes to $T/err.
+same_as_stdout() {
+  local what=$1 in=$2
+  shift 2
+  "$CLSORT" "${DEV[@]}" "$@" "$in" > "$T/want" || fail "clsort $* failed on $what"
+  rm -f "$T/out"
+  "$CLSORT" "${DEV[@]}" -vv "$@" -o "$T/out" "$in" 2> "$T/err" ||
+    fail "clsort $* -o failed on $what: $(cat "$T/err")"
+  cmp "$T/want" "$T/out" || fail "-o differs from standard output with $* on $what"
+}
+
+# The last -o sort wrote through a mapping, or did not.
+mapped() {
+  grep -q "through a shared mapping" "$T/err" || fail "not written through a mapping: $(cat "$T/err")"
+}
+not_mapped() {
+  ! grep -q "through a shared mapping" "$T/err" || fail "written through a mapping"
+}
+
+# --- the mapped path -------------------------------------------------------------
+
+@test "u32 keys, 0, 1, 1000003 and 5000011 of them: -o holds what stdout gets" {
+  local n r
+  for n in 0 1 1000003 5000011; do
+    "$REFSORT" gen u32 $n $n > "$T/in"
+    for r in "" -r; do
+      same_as_stdout "$n keys" "$T/in" $r
+      if [ $n -eq 0 ]; then
+        [ -f "$T/out" ] && [ ! -s "$T/out" ]
+        not_mapped
+      else
+        mapped
+      fi
+    done
+  done
+  # The reference order too, for the largest.
+  "$REFSORT" sort -r < "$T/in" | cmp - "$T/out"
+}
+
+@test "signed keys descending: decoded straight into the mapping" {
+  local n k
+  for n in 1 1000003 5000011; do
+    for k in i32 i64; do
+      "$REFSORT" gen $k $n $n few > "$T/in"
+      same_as_stdout "$n $k keys" "$T/in" -k $k -r
+      mapped
+    done
+  done
+  "$REFSORT" sort -k i64 -r < "$T/in" | cmp - "$T/out"
+}
+
+@test "f64 and f32 keys with --stable: records gathered into the mapping" {
+  local n k
+  for n in 1 1000003; do
+    for k in f64 f32; do
+      "$REFSORT" gen $k $n $n special > "$T/in"
+      same_as_stdout "$n $k keys" "$T/in" -k $k --stable
+      mapped
+      same_as_stdout "$n $k keys, descending" "$T/in" -k $k --stable -r
+      mapped
+    done
+  done
+  "$REFSORT" sort -k f32 -r < "$T/in" | cmp - "$T/out"
+}
+
+@test "records with the key inside (-R --key-offset): gathered into the mapping" {
+  local n
+  for n in 1 1000003; do
+    "$REFSORT" gen-rec $n 12 4 i32 $n few > "$T/in"
+    same_as_stdout "$n 12-byte records" "$T/in" -R 12 --key-offset=4 -k i32
+    mapped
+    "$REFSORT" gen-rec $n 24 8 f64 $n special > "$T/in"
+    same_as_stdout "$n 24-byte records" "$T/in" -R 24 --key-offset=8 -k f64 -r
+    mapped
+  done
+  "$REFSORT" sort -R 24 --key-offset 8 -k f64 -r < "$T/in" | cmp - "$T/out"
+}
+
+@test "--parallel=1, 3 and 64: copies and decodes cut in shares of every size" {
+  local p
+  "$REFSORT" gen u32 5000011 7 > "$T/in"
+  for p in 1 3 64; do
+    same_as_stdout "5000011 keys" "$T/in" --parallel=$p
+    mapped
+    same_as_stdout "5000011 keys, descending" "$T/in" --parallel=$p -r
+    mapped
+  done
+  "$REFSORT" gen-rec 1000003 20 0 u64 8 > "$T/in"
+  same_as_stdout "1000003 20-byte records" "$T/in" --parallel=3 -R 20 -k u64
+  mapped
+}
+
+@test "-o onto its own input: replaced by the sorted keys through the mapping" {
+  "$REFSORT" gen i32 1000003 9 > "$T/in"
+  cp "$T/in" "$T/self"
+  "$REFSORT" sort -k i32 -r < "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -vv -k i32 -r -o "$T/self" "$T/self" 2> "$T/err" || fail "$(cat "$T/err")"
+  mapped
+  cmp "$T/want" "$T/self"
+  [ -z "$(find "$T" -name '.clsort.*')" ]
+}
+
+@test "-S 4K: runs merged into the mapping, in one stream and in parallel parts" {
+  "$REFSORT" gen u32 100003 10 few > "$T/in"
+  same_as_stdout "100003 keys in runs" "$T/in" -S 4K
+  mapped
+  grep -q "kept in memory" "$T/err" || fail "no runs in memory: $(cat "$T/err")"
+  CLSORT_PARALLEL_MERGE_MIN=1 same_as_stdout "100003 keys, parallel merge" "$T/in" -S 4K -r
+  mapped
+  "$REFSORT" gen-rec 30011 16 8 f64 11 special > "$T/in"
+  same_as_stdout "30011 records in runs" "$T/in" -S 4K -R 16 --key-offset=8 -k f64 --stable
+  mapped
+}
+
+@test "an output of more than half of --memory is written as before, spilled or not" {
+  "$REFSORT" gen u32 100003 12 > "$T/in"
+  mkdir "$T/tmp"
+  same_as_stdout "100003 keys, spilling" "$T/in" -S 4K --memory=64K -T "$T/tmp"
+  not_mapped
+  grep -q "kept in temporary files" "$T/err" || fail "no spilled runs: $(cat "$T/err")"
+  [ -z "$(ls -A "$T/tmp")" ]
+  same_as_stdout "100003 keys, --memory 2 bytes short of twice their size" "$T/in" --memory=800022
+  not_mapped
+  same_as_stdout "100003 keys, --memory twice their size" "$T/in" --memory=800024
+  mapped
+}
+
+# --- write(2), where the size is not known or no mapping can be had ------------
+
+@test "kv lines, the host shortcut and stdout into a file: written as before" {
+  "$REFSORT" gen-kv 20000 13 > "$T/in"
+  same_as_stdout "20000 kv lines" "$T/in" -f kv
+  not_mapped
+  "$REFSORT" gen u32 1000 14 > "$T/in"
+  "$CLSORT" "$T/in" > "$T/want"
+  "$CLSORT" -vv -o "$T/out" "$T/in" 2> "$T/err"
+  cmp "$T/want" "$T/out"
+  not_mapped
+  "$CLSORT" "${DEV[@]}" -vv "$T/in" > "$T/file" 2> "$T/err"
+  cmp "$T/want" "$T/file"
+  not_mapped
+}
+
+@test "faultinject: fallocate unsupported: written with write(2), identical" {
+  "$REFSORT" gen u32 1000003 15 > "$T/in"
+  "$CLSORT" "${DEV[@]}" -r "$T/in" > "$T/want"
+  FAULTINJECT_OP=fallocate FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EOPNOTSUPP \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -vv -r -o "$T/out" "$T/in" 2> "$T/err" ||
+    fail "$(cat "$T/err")"
+  not_mapped
+  cmp "$T/want" "$T/out"
+  [ -z "$(find "$T" -name '.clsort.*')" ]
+}
+
+@test "faultinject: fallocate failing part way, the file grown: cut back, identical" {
+  "$REFSORT" gen-rec 100003 12 4 i32 16 > "$T/in"
+  "$CLSORT" "${DEV[@]}" -R 12 --key-offset=4 -k i32 "$T/in" > "$T/want"
+  FAULTINJECT_OP=fallocate FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=ENOSPC \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -vv -R 12 --key-offset=4 -k i32 \
+    -o "$T/out" "$T/in" 2> "$T/err" || fail "$(cat "$T/err")"
+  not_mapped
+  cmp "$T/want" "$T/out"
+}
+
+@test "faultinject: no mapping to be had: written with write(2), identical" {
+  "$REFSORT" gen f64 1000003 17 special > "$T/in"
+  "$CLSORT" "${DEV[@]}" -k f64 --stable "$T/in" > "$T/want"
+  FAULTINJECT_OP=mmap FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=ENOMEM \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -vv -k f64 --stable -o "$T/out" "$T/in" \
+    2> "$T/err" || fail "$(cat "$T/err")"
+  not_mapped
+  cmp "$T/want" "$T/out"
+}
