@@ -49,7 +49,9 @@ static void on_signal(int sig)
 
 void out_install_signals(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	/* SIGBUS: a store into a mapped -o file that the file system could
+	 * not back after all. */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGBUS };
 	struct sigaction sa;
 	size_t i;
 

@@ -27,7 +27,7 @@ struct out_writer {
 	unsigned threads;	/* for copies into the mapping */
 };
 
-/* Catch SIGINT, SIGTERM and SIGHUP to remove a partial -o file before
+/* Catch SIGINT, SIGTERM, SIGHUP and SIGBUS to remove a partial -o file before
  * dying of the signal. */
 void out_install_signals(void);
 

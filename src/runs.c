@@ -1027,8 +1027,11 @@ out:
 	free(b.lines);
 	enc_plan_free(&pl);
 	free(b.slices);
+	t0 = now_sec();
 	eng_close(s.eng);
-	if (s.dev_opened)
+	if (s.dev_opened) {
 		dev_close(&s.dev);
+		msg_info(2, "device released in %.3f s", now_sec() - t0);
+	}
 	return rc;
 }
