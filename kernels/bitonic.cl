@@ -36,7 +36,8 @@ inline uint word_index(bool flip, uint lo, uint j)
 }
 
 /* Move the registers from layout (*flip, *lo) to (flip, lo), through the
- * tile. */
+ * tile.  No barrier is needed after the reads: a work-item writes next in
+ * the layout it has just read, so only to words it read itself. */
 inline void relayout(word_t *r, __local word_t *tile, bool *cur_flip, uint *cur_lo, bool flip,
 		     uint lo)
 {
@@ -47,7 +48,6 @@ inline void relayout(word_t *r, __local word_t *tile, bool *cur_flip, uint *cur_
 #pragma unroll
 	for (uint j = 0; j < EPT; j++)
 		r[j] = tile[TI(word_index(flip, lo, j))];
-	barrier(CLK_LOCAL_MEM_FENCE);
 	*cur_flip = flip;
 	*cur_lo = lo;
 }
@@ -116,7 +116,6 @@ void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_ti
 		return;
 	tile_load(buf, n, base, tile);
 	regs_from_tile(r, tile);
-	barrier(CLK_LOCAL_MEM_FENCE);
 	reg_sort(r);
 	/* Unrolled, so that every layout is known to the compiler (and a CPU
 	 * compiler keeps the barriers straight). */
