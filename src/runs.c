@@ -73,6 +73,9 @@ struct sorter {
 	size_t nruns, runs_cap;
 	unsigned merges;
 	double t_encode, t_sort, t_merge;	/* t_sort includes writing the run */
+	/* Of t_sort, on the device path: filling the staging buffers, waiting
+	 * for the output's warm-up, writing out the sorted chunks. */
+	double t_produce, t_warm, t_consume;
 };
 
 static void run_free(struct run *r)
@@ -843,6 +846,7 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 
 /* Where the words of the current run come from and go to, chunk by chunk. */
 struct run_io {
+	struct sorter *s;
 	struct out_writer *w;
 	const struct enc_format *f;
 	const struct enc_batch *b;
@@ -853,21 +857,33 @@ static int produce_chunk(void *arg, void *dst, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
 	const size_t ws = word_size(io->f->kind);
+	const double t0 = now_sec();
+	int rc = 0;
+
 	/* kv runs are parsed whole; bin records are encoded as they go. */
-	if (io->b->words) {
+	if (io->b->words)
 		memcpy(dst, (const char *)io->b->words + first * ws, count * ws);
-		return 0;
-	}
-	return enc_encode_range(io->f, io->b, first, count, dst);
+	else
+		rc = enc_encode_range(io->f, io->b, first, count, dst);
+	io->s->t_produce += now_sec() - t0;
+	return rc;
 }
 
 static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
+	double t0 = now_sec();
+	int rc;
+
 	(void)first;
-	if (io->warm)
+	if (io->warm) {
 		warm_out_done(io->warm);
-	return out_emit(io->w, io->f, io->b, src, count);
+		io->s->t_warm += now_sec() - t0;
+		t0 = now_sec();
+	}
+	rc = out_emit(io->w, io->f, io->b, src, count);
+	io->s->t_consume += now_sec() - t0;
+	return rc;
 }
 
 /* Sort the planned run and write it to w; warm, when not NULL, is joined
@@ -875,7 +891,7 @@ static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		    struct warm *warm)
 {
-	struct run_io io = { w, s->f, b, warm };
+	struct run_io io = { s, w, s->f, b, warm };
 	double t0 = now_sec();
 	int rc;
 
@@ -909,6 +925,9 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 		 s->merges, s->merges == 1 ? "" : "es");
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t_encode,
 		 s->t_sort, s->t_merge);
+	if (s->eng)
+		msg_info(2, "of sort and write: staging %.3f s, waiting for the output %.3f s, "
+			 "writing %.3f s", s->t_produce, s->t_warm, s->t_consume);
 	if (s->eng && s->dev.profiling)
 		msg_info(1, "device time: upload %.6f s, sort %.6f s, download %.6f s", t.upload,
 			 t.sort, t.download);
