@@ -41,8 +41,9 @@ unsigned cpu_count(void);
  * which is much faster than taking the faults one by one while writing. */
 void populate_parallel(void *p, size_t len, unsigned threads);
 
-/* Run fn(arg_i) for i in [0, n) on up to n threads, the first on the
- * calling thread.  args is an array of n elements of size argsize. */
+/* Run fn(arg_i) for i in [0, n) on up to n threads, the calling thread
+ * among them, and return when all are done.  args is an array of n
+ * elements of size argsize.  The threads are kept for later calls. */
 void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n);
 
 #endif
