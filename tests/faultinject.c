@@ -392,23 +392,27 @@ int fallocate64(int fd, int mode, off64_t off, off64_t len)
 	return real_fallocate64(fd, mode, off, len);
 }
 
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+/* Whether a mapping of fd must fail (errno set). */
+static int refuse_mmap(int fd)
 {
 	setup();
-	if (fail_op == OP_MMAP && targeted(fd)) {
-		errno = fail_errno;
+	if (fail_op != OP_MMAP || !targeted(fd))
+		return 0;
+	errno = fail_errno;
+	return 1;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (refuse_mmap(fd))
 		return MAP_FAILED;
-	}
 	return real_mmap(addr, len, prot, flags, fd, off);
 }
 
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
-	setup();
-	if (fail_op == OP_MMAP && targeted(fd)) {
-		errno = fail_errno;
+	if (refuse_mmap(fd))
 		return MAP_FAILED;
-	}
 	return real_mmap64(addr, len, prot, flags, fd, off);
 }
 
