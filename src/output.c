@@ -22,10 +22,6 @@
 #define COPY_SHARE ((size_t)1 << 20)
 #define COPY_MAX_THREADS 64
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 /* The -o temporary file, and a temporary file between its creation and
  * its unlinking, for the signal handler to remove. */
 static char *volatile pending_tmp;
@@ -173,10 +169,9 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 	p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
 	if (p == MAP_FAILED)
 		goto undo;
-	/* Page allocation does not get faster with threads: do it now, while
-	 * the device starts.  Without MADV_POPULATE_WRITE the copies fault the
-	 * pages in instead. */
-	madvise(p, (size_t)bytes, MADV_POPULATE_WRITE);
+	/* Page allocation does not get faster with threads: do it now, on
+	 * this one, while the device starts. */
+	populate_parallel(p, (size_t)bytes, 1);
 	w->map = p;
 	w->map_len = (size_t)bytes;
 	w->presized = (size_t)bytes;
