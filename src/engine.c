@@ -10,6 +10,8 @@
 /* Most substages one global pass fuses in registers (2^K words per
  * work-item); kernels exist for 1..MAX_FUSE. */
 #define MAX_FUSE 6
+/* Kernels of an engine: tile sort, tail, pair tails, merge, flip and half. */
+#define NKERNELS (2 * MAX_FUSE + 5)
 /* Transfers move in chunks of about this many bytes through NSTAGE pinned
  * staging buffers, so that producing, uploading and tile-sorting (and
  * downloading and consuming) overlap. */
@@ -40,7 +42,7 @@ struct engine {
 	cl_event *prof;			/* kernel events of this sort, when profiling */
 	cl_kernel *prof_kernel;		/* and which kernel each was */
 	size_t nprof, prof_cap;
-	double kernel_time[2 * MAX_FUSE + 6];	/* per kernel, for -vv */
+	double kernel_time[NKERNELS];	/* per kernel (kernel_at), for -vv */
 };
 
 static unsigned log2_floor(size_t v)
@@ -346,25 +348,33 @@ static void record_event(struct engine *e, cl_kernel k, cl_event ev)
 	e->prof[e->nprof++] = ev;
 }
 
-/* Slot of kernel k in kernel_time[] and its name. */
-static size_t kernel_slot(const struct engine *e, cl_kernel k, char *name, size_t size)
+/* The engine's kernels in the order -vv reports them: kernel i (NULL where
+ * this engine has none) and, when name is not NULL, its name. */
+static cl_kernel kernel_at(const struct engine *e, size_t i, char *name, size_t size)
 {
-	int i;
-	for (i = 1; i <= MAX_FUSE; i++) {
-		if (k == e->half[i]) {
-			snprintf(name, size, "half_%d", i);
-			return (size_t)i;
-		}
-		if (k == e->flip[i]) {
-			snprintf(name, size, "flip_%d", i);
-			return (size_t)(MAX_FUSE + i);
-		}
+	static const char *const names[] = { "tile sort", "tile tail", "pair tail",
+					     "pair flip tail", "merge" };
+	const cl_kernel fixed[] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge };
+	const size_t nfixed = sizeof fixed / sizeof fixed[0];
+
+	if (i < nfixed) {
+		if (name)
+			snprintf(name, size, "%s", names[i]);
+		return fixed[i];
 	}
-	snprintf(name, size, "%s", k == e->tile_sort ? "tile sort" : k == e->tail ? "tile tail" :
-		 k == e->pair ? "pair tail" : k == e->pair_flip ? "pair flip tail" : "merge");
-	return k == e->tile_sort ? 2 * MAX_FUSE + 1 : k == e->tail ? 2 * MAX_FUSE + 2 :
-	       k == e->pair ? 2 * MAX_FUSE + 3 : k == e->pair_flip ? 2 * MAX_FUSE + 4 :
-	       2 * MAX_FUSE + 5;
+	i -= nfixed;
+	if (name)
+		snprintf(name, size, "%s_%zu", i < MAX_FUSE ? "flip" : "half", i % MAX_FUSE + 1);
+	return i < MAX_FUSE ? e->flip[i + 1] : e->half[i - MAX_FUSE + 1];
+}
+
+/* Slot of kernel k, one of the engine's, in kernel_time[]. */
+static size_t kernel_slot(const struct engine *e, cl_kernel k)
+{
+	size_t i = 0;
+	while (i + 1 < NKERNELS && kernel_at(e, i, NULL, 0) != k)
+		i++;
+	return i;
 }
 
 /* Enqueue kernel k over items work-items on the compute queue; buf and n
@@ -629,10 +639,9 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 		for (i = 0; i < chunks; i++)
 			e->times.upload += event_seconds(up[i], up[i]);
 		for (i = 0; i < e->nprof; i++) {
-			char name[32];
 			const double t = event_seconds(e->prof[i], e->prof[i]);
 			e->times.sort += t;
-			e->kernel_time[kernel_slot(e, e->prof_kernel[i], name, sizeof name)] += t;
+			e->kernel_time[kernel_slot(e, e->prof_kernel[i])] += t;
 		}
 		for (i = 0; i < chunks; i++)
 			e->times.download += event_seconds(down[i], down[i]);
@@ -660,16 +669,12 @@ void eng_times(const struct engine *e, struct eng_times *t)
 {
 	char line[512], name[32];
 	size_t len = 0, i;
-	cl_kernel all[2 * MAX_FUSE + 5] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge };
 
-	for (i = 1; i <= MAX_FUSE; i++) {
-		all[4 + i] = e->flip[i];
-		all[4 + MAX_FUSE + i] = e->half[i];
-	}
 	*t = e->times;
 	line[0] = '\0';
-	for (i = 0; i < sizeof all / sizeof all[0]; i++) {
-		const double s = all[i] ? e->kernel_time[kernel_slot(e, all[i], name, sizeof name)] : 0;
+	for (i = 0; i < NKERNELS; i++) {
+		const double s = e->kernel_time[i];
+		kernel_at(e, i, name, sizeof name);
 		if (s > 0 && len < sizeof line - 64)
 			len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %.6f s",
 						len ? ", " : "", name, s);

@@ -386,6 +386,16 @@ select_ok() {
   dec_u32 < "$BATS_TEST_TMPDIR/out" | cmp - <(ref_u32 "$keys")
 }
 
+@test "-vv reports each kernel's device time by name" {
+  # Tiles of 64 and 2 substages per global pass: 10000 keys take stages
+  # with tile tails, pair tails and the pair flip tail.
+  CLSORT_GLOBAL=bitonic CLSORT_WG=16 CLSORT_EPT=4 CLSORT_FUSE=4 \
+    run --separate-stderr "$CLSORT" "${DEV[@]}" -vv "$keys"
+  assert_success
+  [[ "$stderr" =~ clsort:\ kernel\ time:\ tile\ sort\ [0-9.]+\ s,\ tile\ tail\ [0-9.]+\ s,\ pair\ tail\ [0-9.]+\ s,\ pair\ flip\ tail\ [0-9.]+\ s,\ flip_2\ [0-9.]+\ s,\ half_2\ [0-9.]+\ s ]] ||
+    fail "$stderr"
+}
+
 @test "without -v a successful sort writes nothing on stderr" {
   "$CLSORT" "${DEV[@]}" "$keys" > /dev/null 2>&1 # a first build may talk
   run --separate-stderr "$CLSORT" "${DEV[@]}" -o "$BATS_TEST_TMPDIR/out" "$keys"
