@@ -13,9 +13,10 @@
  * words whose index has the work-item's bits everywhere except in the
  * LOG_EPT bits from bit lo, so the steps of distance 2^lo .. 2^(lo+LOG_EPT-1)
  * run in registers.  The "flip" layout lo is the same for the lower half of
- * the registers and holds the mirror images of those words in the upper
- * half: the flip step of the stage with T = lo + LOG_EPT - 1 and its first
- * half-cleaners then run in registers too.  Local memory only serves to
+ * the registers and holds the mirror images of those words, in ascending
+ * order, in the upper half: the flip step of the stage with
+ * T = lo + LOG_EPT - 1 and its first half-cleaners then run in registers
+ * too.  Local memory only serves to
  * change layout; with the padding (common.cl) every layout is read and
  * written without bank conflicts.  Tiles go to global memory through local
  * memory as well, each work-item storing the words it loaded: measured on
@@ -28,11 +29,14 @@ inline uint lay_index(uint lo, uint j)
 	return ((t >> lo) << (lo + LOG_EPT)) | (t & ((1u << lo) - 1)) | (j << lo);
 }
 
-/* Tile index of register j in layout lo, flipped or not. */
+/* Tile index of register j in layout lo, flipped or not.  In the upper
+ * half of a flip layout a work-item holds the mirror images of the words
+ * of its mirror work-item (the one whose bits below lo are complemented),
+ * so that both halves ascend with j. */
 inline uint word_index(bool flip, uint lo, uint j)
 {
 	const uint i = lay_index(lo, j);
-	return flip && (j & (EPT / 2)) ? i ^ ((1u << (lo + LOG_EPT - 1)) - 1) : i;
+	return flip && (j & (EPT / 2)) ? i ^ ((1u << lo) - 1) : i;
 }
 
 /* Move the registers from layout (*flip, *lo) to (flip, lo), through the
@@ -66,22 +70,22 @@ inline void reg_half(word_t *r, uint bits)
 	}
 }
 
-/* In a flip layout: the flip step and the half-cleaners in registers.  In
- * the upper half the indices run backwards, so there the smaller word
- * goes to the higher register. */
-inline void reg_flip(word_t *r)
+/* The flip step and the half-cleaners after it on words a[0..h) of a
+ * block's lower half and c[0..h) of its upper half, both in ascending order
+ * of index, c[h-1-j] being the mirror image of a[j]: what a flip layout
+ * runs in registers, and a flip pass on the words it owns. */
+inline void flip_net(word_t *a, word_t *c, const uint h)
 {
-	const uint h = EPT / 2;
 #pragma unroll
 	for (uint j = 0; j < h; j++)
-		CMPSWAP(r[j], r[j + h]);
+		CMPSWAP(a[j], c[h - 1 - j]);
 #pragma unroll
 	for (uint d = h / 2; d > 0; d >>= 1) {
 #pragma unroll
 		for (uint j = 0; j < h; j++)
 			if (!(j & d)) {
-				CMPSWAP(r[j], r[j + d]);
-				CMPSWAP(r[h + j + d], r[h + j]);
+				CMPSWAP(a[j], a[j + d]);
+				CMPSWAP(c[j], c[j + d]);
 			}
 	}
 }
@@ -122,7 +126,7 @@ void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_ti
 #pragma unroll
 	for (uint top = LOG_EPT; top < LOG_EPT + LOG_WG; top++) {
 		relayout(r, tile, &flip, &lo, true, top - (LOG_EPT - 1));
-		reg_flip(r);
+		flip_net(r, r + EPT / 2, EPT / 2);
 		half_steps(r, tile, &flip, &lo, (int)top - LOG_EPT);
 	}
 	regs_to_tile(r, tile);
@@ -284,22 +288,6 @@ inline void half_pass(__global word_t *buf, const ulong n, const uint log_s, con
 	for (uint j = 0; j < (1u << k); j++)
 		if (b + j * s < n)
 			p[j * s] = r[j];
-}
-
-inline void flip_net(word_t *a, word_t *c, const uint h)
-{
-#pragma unroll
-	for (uint j = 0; j < h; j++)
-		CMPSWAP(a[j], c[h - 1 - j]);
-#pragma unroll
-	for (uint d = h / 2; d > 0; d >>= 1) {
-#pragma unroll
-		for (uint j = 0; j < h; j++)
-			if (!(j & d)) {
-				CMPSWAP(a[j], a[j + d]);
-				CMPSWAP(c[j], c[j + d]);
-			}
-	}
 }
 
 inline void flip_pass(__global word_t *buf, const ulong n, const uint log_b, const uint k)
