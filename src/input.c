@@ -193,13 +193,8 @@ void in_release(const struct in_file *f, size_t off, size_t len)
 		madvise((char *)f->map + start, end - start, MADV_DONTNEED);
 }
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-
 void in_prefault(const struct in_set *set, uint64_t limit)
 {
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t i;
 
 	for (i = 0; i < set->count && limit; i++) {
@@ -207,13 +202,7 @@ void in_prefault(const struct in_set *set, uint64_t limit)
 		size_t len = f->map_len < limit ? f->map_len : (size_t)limit;
 		if (!f->map)
 			continue;
-		/* Older kernels lack MADV_POPULATE_READ: touch every page. */
-		if (madvise(f->map, len, MADV_POPULATE_READ)) {
-			volatile const unsigned char *p = f->map;
-			size_t off;
-			for (off = 0; off < len; off += page)
-				(void)p[off];
-		}
+		touch_read(f->map, len);
 		limit -= len;
 	}
 }

@@ -30,9 +30,9 @@ int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t
 	    const char *tmpdir);
 void in_close(struct in_set *set);
 
-/* Map the first limit bytes of the mapped inputs into the page tables
- * (done while the device starts, so that encoding does not wait on page
- * faults). */
+/* Map the first limit bytes of the mapped inputs into the page tables,
+ * a page at a time (done while the device starts, so that encoding does
+ * not wait on page faults; see touch_parallel). */
 void in_prefault(const struct in_set *set, uint64_t limit);
 
 /* Done with f's bytes [off, off+len): give mapped pages back to the

@@ -289,26 +289,34 @@ void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n)
 struct populate_job {
 	unsigned char *p;
 	size_t len;
+	bool touch;
 };
+
+/* The whole pages of j's range, [*start, *end). */
+static bool whole_pages(const struct populate_job *j, uintptr_t *start, uintptr_t *end)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	*start = ((uintptr_t)j->p + page - 1) / page * page;
+	*end = ((uintptr_t)j->p + j->len) / page * page;
+	return *end > *start;
+}
 
 static void populate_job(void *arg)
 {
-	struct populate_job *j = arg;
+	const struct populate_job *j = arg;
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	const uintptr_t start = ((uintptr_t)j->p + page - 1) / page * page;
-	const uintptr_t end = ((uintptr_t)j->p + j->len) / page * page;
-	size_t off;
+	uintptr_t start, end, a;
 
-	if (end <= start)
+	if (!whole_pages(j, &start, &end))
 		return;
 	/* Older kernels lack MADV_POPULATE_WRITE: write every page. */
-	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+	if (!j->touch && madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
 		return;
-	for (off = 0; off < end - start; off += page)
-		((volatile unsigned char *)start)[off] = 0;
+	for (a = start; a < end; a += page)
+		*(volatile unsigned char *)a = 0;
 }
 
-void populate_parallel(void *p, size_t len, unsigned threads)
+static void populate_jobs(void *p, size_t len, unsigned threads, bool touch)
 {
 	struct populate_job jobs[64];
 	unsigned i;
@@ -320,6 +328,29 @@ void populate_parallel(void *p, size_t len, unsigned threads)
 	for (i = 0; i < threads; i++) {
 		jobs[i].p = (unsigned char *)p + len / threads * i;
 		jobs[i].len = i + 1 < threads ? len / threads : len - len / threads * i;
+		jobs[i].touch = touch;
 	}
 	run_parallel(populate_job, jobs, sizeof jobs[0], threads);
+}
+
+void populate_parallel(void *p, size_t len, unsigned threads)
+{
+	populate_jobs(p, len, threads, false);
+}
+
+void touch_parallel(void *p, size_t len, unsigned threads)
+{
+	populate_jobs(p, len, threads, true);
+}
+
+void touch_read(const void *p, size_t len)
+{
+	const struct populate_job j = { (unsigned char *)p, len, true };
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start, end, a;
+
+	if (!whole_pages(&j, &start, &end))
+		return;
+	for (a = start; a < end; a += page)
+		(void)*(volatile const unsigned char *)a;
 }

@@ -41,6 +41,15 @@ unsigned cpu_count(void);
  * which is much faster than taking the faults one by one while writing. */
 void populate_parallel(void *p, size_t len, unsigned threads);
 
+/* The same, one write fault per page: slower than populate_parallel, but
+ * it never holds the address space's lock for long, so that a device
+ * driver starting on another thread (it maps memory as it goes) is not
+ * kept waiting.  For memory prepared while the device starts. */
+void touch_parallel(void *p, size_t len, unsigned threads);
+
+/* Fault in p[0..len) for reading, a page at a time (see touch_parallel). */
+void touch_read(const void *p, size_t len);
+
 /* Run fn(arg_i) for i in [0, n) on up to n threads, the calling thread
  * among them, and return when all are done.  args is an array of n
  * elements of size argsize.  The threads are kept for later calls. */
