@@ -41,7 +41,8 @@ struct cls_opts {
 	double buffer_percent;	/* -S N%, 0 = not given */
 	uint64_t memory_bytes;	/* --memory, 0 = default */
 	const char *tmpdir;
-	uint64_t host_max;	/* sort on the host below this many records */
+	uint64_t host_max;	/* sort up to this many records on the host... */
+	bool host_max_set;	/* ...when set; else as measured */
 	enum cls_local local;
 	unsigned threads;	/* host threads, 0 = online CPUs */
 	int verbose;

@@ -340,29 +340,12 @@ struct cache_header {
 	uint64_t sum;
 };
 
-/* Cache file path for key, or 0 chars when no cache directory can be had. */
-static int cache_path(char *path, size_t size, uint64_t key, bool make_dir)
+/* Cache file path for key. */
+static int program_path(char *path, size_t size, uint64_t key, bool make_dir)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char dir[4096];
-
-	if (getenv("CLSORT_NO_CACHE"))
-		return -1;
-	if (xdg && *xdg)
-		snprintf(dir, sizeof dir, "%s", xdg);
-	else if (home && *home)
-		snprintf(dir, sizeof dir, "%s/.cache", home);
-	else
-		return -1;
-	if (make_dir)
-		mkdir(dir, 0755);
-	if ((size_t)snprintf(path, size, "%s/clsort", dir) >= size)
-		return -1;
-	if (make_dir)
-		mkdir(path, 0755);
-	if ((size_t)snprintf(path, size, "%s/clsort/%016llx.bin", dir, (unsigned long long)key) >= size)
-		return -1;
-	return 0;
+	char name[32];
+	snprintf(name, sizeof name, "%016llx.bin", (unsigned long long)key);
+	return cache_path(path, size, name, make_dir);
 }
 
 /* A program from the cache entry for key, or NULL when there is none or
@@ -377,7 +360,7 @@ static cl_program cache_load(struct dev_ctx *d, uint64_t key, const char *option
 	struct stat st;
 	int fd;
 
-	if (cache_path(path, sizeof path, key, false))
+	if (program_path(path, sizeof path, key, false))
 		return NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -417,7 +400,7 @@ static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 	size_t size = 0;
 	int fd;
 
-	if (cache_path(path, sizeof path, key, true))
+	if (program_path(path, sizeof path, key, true))
 		return;
 	if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
 	    size == 0 || !(bin = malloc(size)))

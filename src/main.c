@@ -18,9 +18,6 @@
 #include "pipeline.h"
 #include "util.h"
 
-/* Records below which the host sorts without starting OpenCL. */
-#define DEFAULT_HOST_MAX 4096
-
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
 	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT,
@@ -73,7 +70,7 @@ static const struct poptOption options[] = {
 	{ "temporary-directory", 'T', POPT_ARG_STRING, &tmpdir_arg, 0,
 	  "directory for temporary files (default $TMPDIR, else /tmp)", "DIR" },
 	{ "host-threshold", '\0', POPT_ARG_LONG, &host_arg, OPT_HOST,
-	  "sort up to N records on the host without OpenCL (default 4096; never with --device)",
+	  "sort up to N records on the host without OpenCL (default: as measured; never with --device)",
 	  "N" },
 	{ "local-kernel", '\0', POPT_ARG_STRING, &local_arg, OPT_LOCAL,
 	  "tile sort kernel: bitonic (default) or merge", "KERNEL" },
@@ -152,7 +149,6 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.key = key_type_find("u32");
 	o.format = CLS_FMT_BIN;
 	o.separator = ':';
-	o.host_max = DEFAULT_HOST_MAX;
 
 	ctx = poptGetContext("clsort", argc, argv, options, 0);
 	poptSetOtherOptionHelp(ctx, "[OPTION]... [FILE]...");
@@ -209,6 +205,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 				goto fail;
 			}
 			o.host_max = (uint64_t)host_arg;
+			o.host_max_set = true;
 			break;
 		case OPT_PARALLEL:
 			if (parallel_arg < 1 || parallel_arg > 256) {
@@ -294,6 +291,20 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.verbose = verbose;
 	o.output = output_arg;
 	o.tmpdir = tmpdir_arg;
+
+	env = getenv("CLSORT_HOST_THRESHOLD");
+	if (env && *env && !o.host_max_set) {
+		char *end;
+		unsigned long long n;
+		errno = 0;
+		n = strtoull(env, &end, 10);
+		if (*env != '-' && !*end && errno == 0) {
+			o.host_max = n;
+			o.host_max_set = true;
+		} else {
+			msg_err("warning: ignoring CLSORT_HOST_THRESHOLD='%s': not a record count", env);
+		}
+	}
 
 	o.device = "auto";
 	env = getenv("CLSORT_DEVICE");

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,11 +15,14 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "threshold.h"
 #include "util.h"
 
 /* Merge sources give back pages this often: with many sources, what they
  * hold between two releases counts against --memory. */
 #define RELEASE_STEP ((size_t)4 << 20)
+/* Host sorts of fewer records are too quick to time for the threshold. */
+#define HOST_MEASURE_MIN ((size_t)1 << 14)
 /* Default device budget: this fraction of its global memory. */
 #define DEVICE_FRACTION 0.5
 
@@ -66,6 +70,10 @@ struct sorter {
 	bool dev_opened;
 	struct engine *eng;
 	bool host;		/* sort on the host, no device */
+	uint64_t host_max;	/* the host threshold in force */
+	struct thr_entry thr;	/* what it was measured from... */
+	bool measured;		/* ...when it was */
+	double t_start;		/* opening the device */
 	size_t cap;		/* records per run */
 	bool spill;		/* runs go to temporary files */
 	unsigned fanin;
@@ -738,8 +746,11 @@ struct warm {
 	uint64_t out_bytes;
 	bool out_exact;		/* out_bytes is the output's size */
 	unsigned threads;
-	pthread_t in_thread, out_thread;
-	bool in_running, out_running;
+	bool measure;		/* time the host sort, for the host threshold */
+	enum word_kind kind;
+	double host_rate;	/* thr_host_rate's answer */
+	pthread_t in_thread, out_thread, rate_thread;
+	bool in_running, out_running, rate_running;
 };
 
 static void *warm_in(void *arg)
@@ -757,10 +768,19 @@ static void *warm_out(void *arg)
 	return NULL;
 }
 
+static void *warm_rate(void *arg)
+{
+	struct warm *w = arg;
+	w->host_rate = thr_host_rate(w->kind);
+	return NULL;
+}
+
 static void warm_start(struct warm *w)
 {
 	w->in_running = pthread_create(&w->in_thread, NULL, warm_in, w) == 0;
 	w->out_running = pthread_create(&w->out_thread, NULL, warm_out, w) == 0;
+	if (w->measure)
+		w->rate_running = pthread_create(&w->rate_thread, NULL, warm_rate, w) == 0;
 }
 
 /* The output is ready: it may be written from now on. */
@@ -777,12 +797,76 @@ static void warm_done(struct warm *w)
 	if (w->in_running)
 		pthread_join(w->in_thread, NULL);
 	w->in_running = false;
+	if (w->rate_running)
+		pthread_join(w->rate_thread, NULL);
+	w->rate_running = false;
 }
 
-/* Small inputs skip the device, unless one was asked for. */
-static bool on_host(const struct cls_opts *o, uint64_t total)
+/* The device auto picks: the one the host threshold is measured on. */
+static bool auto_device(const struct cls_opts *o)
 {
-	return !o->device_explicit && total <= o->host_max;
+	struct dev_spec spec;
+	return dev_parse_spec(o->device, &spec) == 0 && spec.kind == DEV_AUTO;
+}
+
+/* The host threshold in force: as set, else as measured, else the default. */
+static void host_threshold(struct sorter *s)
+{
+	if (s->o->host_max_set) {
+		s->host_max = s->o->host_max;
+		msg_info(2, "host threshold: %llu records, as set", (unsigned long long)s->host_max);
+	} else if ((s->measured = thr_load(&s->thr))) {
+		s->host_max = s->thr.records;
+		msg_info(2, "host threshold: %llu records, measured on %s",
+			 (unsigned long long)s->host_max, s->thr.dev);
+	} else {
+		s->host_max = THR_DEFAULT;
+		msg_info(2, "host threshold: %llu records, until a device run measures one",
+			 (unsigned long long)s->host_max);
+	}
+}
+
+/* Small inputs skip the device, unless one was asked for: those the host
+ * sorts sooner than the device starts, and that fit in memory at once. */
+static bool on_host(const struct sorter *s, uint64_t total)
+{
+	const uint64_t per_record = word_size(s->f->kind) +
+		(s->f->fmt == CLS_FMT_KV ? sizeof(struct kv_line) : 0);
+	return !s->o->device_explicit && total <= s->host_max &&
+	       total <= s->o->memory_bytes / 2 / per_record;
+}
+
+/* The device's side of the host threshold, measured on this run: its start
+ * and release, and the sorting and writing per record.  The host's side is
+ * the cached one, else a sample timed while the device started. */
+static void measure_device(struct sorter *s, double release, uint64_t records,
+			   double host_rate)
+{
+	s->thr.start = s->t_start + release;
+	s->thr.per_record = (s->t_sort + s->t_merge) / (double)records;
+	if (!s->measured)
+		s->thr.host_rate = host_rate;
+	snprintf(s->thr.dev, sizeof s->thr.dev, "%s [%s]", s->dev.name, s->dev.platform_name);
+	thr_store(&s->thr);
+	msg_info(1, "host threshold: %llu records (device start and release %.3f s, "
+		 "%.2f ns per record; host sort %.2f ns per record and log2 of records)",
+		 (unsigned long long)s->thr.records, s->thr.start, s->thr.per_record * 1e9,
+		 s->thr.host_rate * 1e9);
+}
+
+/* The host's side, measured on a host sort of n records in t seconds. */
+static void measure_host(struct sorter *s, size_t n, double t)
+{
+	const uint64_t old = s->thr.records;
+
+	if (!s->measured || n < HOST_MEASURE_MIN)
+		return;
+	s->thr.host_rate = t / ((double)n * log2((double)n));
+	thr_store(&s->thr);
+	if (s->thr.records != old)
+		msg_info(1, "host threshold: %llu records (host sort %.2f ns per record and "
+			 "log2 of records)", (unsigned long long)s->thr.records,
+			 s->thr.host_rate * 1e9);
 }
 
 static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
@@ -795,10 +879,9 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 	double t0, t1, t2;
 	int rc;
 
-	if (on_host(o, total)) {
+	if (on_host(s, total)) {
 		s->host = true;
 		s->cap = total ? (size_t)total : 1;
-		msg_info(1, "%llu records: sorting on the host", (unsigned long long)total);
 		return 0;
 	}
 	t0 = now_sec();
@@ -806,6 +889,7 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 		return CLS_E_FAIL;
 	s->dev_opened = true;
 	t1 = now_sec();
+	s->t_start = t1 - t0;
 	if (eng_open(&s->eng, &s->dev, f->kind, o->local))
 		return CLS_E_FAIL;
 	t2 = now_sec();
@@ -903,6 +987,7 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	}
 	if (s->host) {
 		host_sort(b->words, b->n, s->f->kind);
+		measure_host(s, b->n, now_sec() - t0);
 		if (warm)
 			warm_out_done(warm);
 		rc = out_emit(w, s->f, b, b->words, b->n);
@@ -948,7 +1033,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	struct warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 			     .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
 			     .out_exact = f->fmt == CLS_FMT_BIN && in->bytes <= o->memory_bytes / 2,
-			     .threads = f->threads };
+			     .threads = f->threads, .kind = f->kind };
 	double t0;
 
 	memset(&s, 0, sizeof s);
@@ -958,10 +1043,16 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (enc_plan_init(&pl, f, in))
 		return CLS_E_FAIL;
 	total = pl.total;
-	/* Starting a device takes a while: have the input's pages and the
-	 * output's blocks ready by then. */
-	if (!on_host(o, total))
+	host_threshold(&s);
+	if (on_host(&s, total)) {
+		msg_info(1, "%llu records: sorting on the host", (unsigned long long)total);
+	} else {
+		/* Starting a device takes a while: have the input's pages and
+		 * the output's blocks ready by then, and time the host sort
+		 * for a first host threshold. */
+		warm.measure = !o->host_max_set && !s.measured && auto_device(o);
 		warm_start(&warm);
+	}
 	if (setup(&s, in, total))
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
@@ -1050,7 +1141,11 @@ out:
 	eng_close(s.eng);
 	if (s.dev_opened) {
 		dev_close(&s.dev);
-		msg_info(2, "device released in %.3f s", now_sec() - t0);
+		t0 = now_sec() - t0;
+		msg_info(2, "device released in %.3f s", t0);
+		if (rc == 0 && records && (s.measured || warm.host_rate > 0) && auto_device(o) &&
+		    !o->host_max_set)
+			measure_device(&s, t0, records, warm.host_rate);
 	}
 	return rc;
 }

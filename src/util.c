@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int util_verbose;
@@ -353,4 +354,28 @@ void touch_read(const void *p, size_t len)
 		return;
 	for (a = start; a < end; a += page)
 		(void)*(volatile const unsigned char *)a;
+}
+
+int cache_path(char *path, size_t size, const char *name, bool make_dir)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[4096];
+
+	if (getenv("CLSORT_NO_CACHE"))
+		return -1;
+	if (xdg && *xdg)
+		snprintf(dir, sizeof dir, "%s", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof dir, "%s/.cache", home);
+	else
+		return -1;
+	if (make_dir)
+		mkdir(dir, 0755);
+	if ((size_t)snprintf(path, size, "%s/clsort", dir) >= size)
+		return -1;
+	if (make_dir)
+		mkdir(path, 0755);
+	if ((size_t)snprintf(path, size, "%s/clsort/%s", dir, name) >= size)
+		return -1;
+	return 0;
 }

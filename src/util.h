@@ -2,6 +2,7 @@
 #ifndef CLSORT_UTIL_H
 #define CLSORT_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,6 +34,11 @@ int parse_size(const char *s, uint64_t *bytes, double *percent);
 /* A mkstemp() template: a new string "<head><tail>" followed by the six
  * characters mkstemp replaces; NULL when out of memory. */
 char *tmp_template(const char *head, const char *tail);
+
+/* The path of the cache file name in $XDG_CACHE_HOME/clsort (else
+ * ~/.cache/clsort), creating the directories when make_dir; -1 when there
+ * is no cache: no such directory can be named, or CLSORT_NO_CACHE is set. */
+int cache_path(char *path, size_t size, const char *name, bool make_dir);
 
 /* Online CPUs, at least 1. */
 unsigned cpu_count(void);
