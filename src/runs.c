@@ -737,8 +737,10 @@ static int push_run(struct sorter *s, const struct run *r)
 
 /* --- setup --------------------------------------------------------------- */
 
-/* What two warm-up threads prepare while the device starts: the input's
- * pages, and the output's blocks (or its mapping, when its size is known). */
+/* What helper threads do beside the device: while it starts, fault in the
+ * input's pages, prepare the output's blocks (or its mapping, when its size
+ * is known) and, for a first host threshold, time the host sort; while it
+ * sorts, give back the input's pages once they are all staged. */
 struct warm {
 	const struct in_set *in;
 	uint64_t in_bytes;
@@ -749,8 +751,9 @@ struct warm {
 	bool measure;		/* time the host sort, for the host threshold */
 	enum word_kind kind;
 	double host_rate;	/* thr_host_rate's answer */
-	pthread_t in_thread, out_thread, rate_thread;
-	bool in_running, out_running, rate_running;
+	const struct enc_batch *drop;	/* input no longer needed */
+	pthread_t in_thread, out_thread, rate_thread, drop_thread;
+	bool in_running, out_running, rate_running, drop_running;
 };
 
 static void *warm_in(void *arg)
@@ -773,6 +776,24 @@ static void *warm_rate(void *arg)
 	struct warm *w = arg;
 	w->host_rate = thr_host_rate(w->kind);
 	return NULL;
+}
+
+static void *warm_drop(void *arg)
+{
+	const struct warm *w = arg;
+	size_t i;
+	for (i = 0; i < w->drop->nslices; i++)
+		in_release(w->drop->slices[i].file, w->drop->slices[i].off, w->drop->slices[i].len);
+	return NULL;
+}
+
+/* All of b's input is staged, and the output comes from the words alone:
+ * give the input's pages back while the device sorts, which leaves little
+ * for munmap to do at the end. */
+static void warm_drop_input(struct warm *w, const struct enc_batch *b)
+{
+	w->drop = b;
+	w->drop_running = pthread_create(&w->drop_thread, NULL, warm_drop, w) == 0;
 }
 
 static void warm_start(struct warm *w)
@@ -800,6 +821,9 @@ static void warm_done(struct warm *w)
 	if (w->rate_running)
 		pthread_join(w->rate_thread, NULL);
 	w->rate_running = false;
+	if (w->drop_running)
+		pthread_join(w->drop_thread, NULL);
+	w->drop_running = false;
 }
 
 /* The device auto picks: the one the host threshold is measured on. */
@@ -949,6 +973,8 @@ static int produce_chunk(void *arg, void *dst, size_t first, size_t count)
 		memcpy(dst, (const char *)io->b->words + first * ws, count * ws);
 	else
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
+	if (rc == 0 && io->warm && !io->f->indexed && first + count == io->b->n)
+		warm_drop_input(io->warm, io->b);
 	io->s->t_produce += now_sec() - t0;
 	return rc;
 }
