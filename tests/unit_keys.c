@@ -412,6 +412,48 @@ static void test_table(void)
 
 /* encode then decode gives the bytes back, ascending and descending, for
  * the invertible types; indexed words hold the key over the index. */
+/* Bare encode and decode at every alignment of source and destination,
+ * with counts around the 64-byte blocks of the streaming path, and not a
+ * byte written outside the destination. */
+static void test_encode_alignment(void)
+{
+	enum { MAX = 3000, GUARD = 32 };
+	static const char *inv[] = { "u32", "i32", "u64", "i64" };
+	static const size_t counts[] = { 1, 17, 1023, 1031, MAX };
+	static unsigned char src[MAX * 8 + 16], dst[MAX * 8 + 16 + GUARD], back[MAX * 8 + 16 + GUARD];
+	size_t t, c, so, d, i;
+	bool good = true;
+
+	for (i = 0; i < sizeof src; i++)
+		src[i] = (unsigned char)rnd();
+	for (t = 0; t < 4; t++) {
+		const struct key_type *kt = T(inv[t]);
+		const uint64_t mask = t % 2 ? key_mask(kt) : 0;
+		for (c = 0; c < sizeof counts / sizeof counts[0]; c++)
+			for (so = 0; so < 16; so += 5)
+				for (d = 0; d < 16; d += 3) {
+					const size_t n = counts[c], bytes = n * kt->width;
+					memset(dst, 0xa5, sizeof dst);
+					kt->encode(src + so, kt->width, n, mask, dst + d, false, 0);
+					for (i = 0; i < n; i++) {
+						uint64_t w = key_load(kt, dst + d + i * kt->width);
+						if (w != (kt->sortable(key_load(kt, src + so + i * kt->width)) ^ mask))
+							good = false;
+					}
+					for (i = 0; i < d; i++)
+						good = good && dst[i] == 0xa5;
+					for (i = d + bytes; i < d + bytes + GUARD; i++)
+						good = good && dst[i] == 0xa5;
+					memset(back, 0x5a, sizeof back);
+					kt->decode(dst + d, n, mask, back + (15 - d));
+					good = good && !memcmp(back + (15 - d), src + so, bytes);
+					for (i = 15 - d + bytes; i < 15 - d + bytes + GUARD; i++)
+						good = good && back[i] == 0x5a;
+				}
+	}
+	ok(good, "bare encode and decode at every alignment and count, nothing written outside");
+}
+
 static void test_encode(void)
 {
 	enum { N = 1000 };
@@ -584,6 +626,7 @@ int main(void)
 	test_float_order();
 	test_integer_order();
 	test_encode();
+	test_encode_alignment();
 	test_parse_size();
 	return done_testing();
 }
