@@ -1166,12 +1166,13 @@ out:
 	t0 = now_sec();
 	eng_close(s.eng);
 	if (s.dev_opened) {
+		double released;
 		dev_close(&s.dev);
-		t0 = now_sec() - t0;
-		msg_info(2, "device released in %.3f s", t0);
+		released = now_sec() - t0;
+		msg_info(2, "device released in %.3f s", released);
 		if (rc == 0 && records && (s.measured || warm.host_rate > 0) && auto_device(o) &&
 		    !o->host_max_set)
-			measure_device(&s, t0, records, warm.host_rate);
+			measure_device(&s, released, records, warm.host_rate);
 	}
 	return rc;
 }
