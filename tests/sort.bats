@@ -292,6 +292,23 @@ own_cache() {
   assert [ -e "$C/host-threshold" ]
 }
 
+@test "CLSORT_NO_CACHE: the threshold is the default, whatever the cache holds" {
+  local d=$BATS_TEST_TMPDIR
+  own_cache
+  printf 'clsort host threshold 2\n100 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
+  gen "$d/in" 300 80
+  expect "$d/in"
+  CLSORT_NO_CACHE=1 run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
+  assert_success
+  [[ "$stderr" == *"host threshold: 4096 records, until a device run measures one"* ]]
+  [[ "$stderr" == *"300 records: sorting on the host"* ]]
+  cmp "$d/want" "$d/got"
+  run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
+  assert_success
+  [[ "$stderr" == *"host threshold: 100 records, measured on a test device"* ]]
+  [[ "$stderr" != *"on the host"* ]]
+}
+
 @test "CLSORT_HOST_THRESHOLD sets the threshold; --host-threshold wins; a bad one is ignored" {
   local d=$BATS_TEST_TMPDIR
   own_cache
