@@ -293,12 +293,12 @@ struct populate_job {
 	bool touch;
 };
 
-/* The whole pages of j's range, [*start, *end). */
-static bool whole_pages(const struct populate_job *j, uintptr_t *start, uintptr_t *end)
+/* The whole pages of p[0..len), [*start, *end). */
+static bool whole_pages(const void *p, size_t len, uintptr_t *start, uintptr_t *end)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	*start = ((uintptr_t)j->p + page - 1) / page * page;
-	*end = ((uintptr_t)j->p + j->len) / page * page;
+	*start = ((uintptr_t)p + page - 1) / page * page;
+	*end = ((uintptr_t)p + len) / page * page;
 	return *end > *start;
 }
 
@@ -308,7 +308,7 @@ static void populate_job(void *arg)
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start, end, a;
 
-	if (!whole_pages(j, &start, &end))
+	if (!whole_pages(j->p, j->len, &start, &end))
 		return;
 	/* Older kernels lack MADV_POPULATE_WRITE: write every page. */
 	if (!j->touch && madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
@@ -346,11 +346,10 @@ void touch_parallel(void *p, size_t len, unsigned threads)
 
 void touch_read(const void *p, size_t len)
 {
-	const struct populate_job j = { (unsigned char *)p, len, true };
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start, end, a;
 
-	if (!whole_pages(&j, &start, &end))
+	if (!whole_pages(p, len, &start, &end))
 		return;
 	for (a = start; a < end; a += page)
 		(void)*(volatile const unsigned char *)a;
