@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -73,6 +72,7 @@ struct sorter {
 	uint64_t host_max;	/* the host threshold in force */
 	struct thr_entry thr;	/* what it was measured from... */
 	bool measured;		/* ...when it was */
+	bool measuring;		/* this run measures it (on the auto device) */
 	double t_start;		/* opening the device */
 	size_t cap;		/* records per run */
 	bool spill;		/* runs go to temporary files */
@@ -836,6 +836,7 @@ static bool auto_device(const struct cls_opts *o)
 /* The host threshold in force: as set, else as measured, else the default. */
 static void host_threshold(struct sorter *s)
 {
+	s->measuring = !s->o->host_max_set && auto_device(s->o);
 	if (s->o->host_max_set) {
 		s->host_max = s->o->host_max;
 		msg_info(2, "host threshold: %llu records, as set", (unsigned long long)s->host_max);
@@ -885,7 +886,7 @@ static void measure_host(struct sorter *s, size_t n, double t)
 
 	if (!s->measured || n < HOST_MEASURE_MIN)
 		return;
-	s->thr.host_rate = t / ((double)n * log2((double)n));
+	s->thr.host_rate = thr_rate(n, t);
 	thr_store(&s->thr);
 	if (s->thr.records != old)
 		msg_info(1, "host threshold: %llu records (host sort %.2f ns per record and "
@@ -1076,7 +1077,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		/* Starting a device takes a while: have the input's pages and
 		 * the output's blocks ready by then, and time the host sort
 		 * for a first host threshold. */
-		warm.measure = !o->host_max_set && !s.measured && auto_device(o);
+		warm.measure = s.measuring && !s.measured;
 		warm_start(&warm);
 	}
 	if (setup(&s, in, total))
@@ -1170,8 +1171,7 @@ out:
 		dev_close(&s.dev);
 		released = now_sec() - t0;
 		msg_info(2, "device released in %.3f s", released);
-		if (rc == 0 && records && (s.measured || warm.host_rate > 0) && auto_device(o) &&
-		    !o->host_max_set)
+		if (rc == 0 && records && s.measuring && (s.measured || warm.host_rate > 0))
 			measure_device(&s, released, records, warm.host_rate);
 	}
 	return rc;

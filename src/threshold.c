@@ -93,7 +93,12 @@ double thr_host_rate(enum word_kind kind)
 	host_sort(w, n, kind);
 	t = now_sec() - t0;
 	free(w);
-	return t / ((double)n * 16);
+	return thr_rate(n, t);
+}
+
+double thr_rate(size_t n, double seconds)
+{
+	return seconds / ((double)n * log2((double)n));
 }
 
 /* The host's time over the device's, less one: up to 0 the host wins. */

@@ -33,6 +33,9 @@ bool thr_load(struct thr_entry *e);
  * only cost the next runs the measurement. */
 void thr_store(struct thr_entry *e);
 
+/* host_rate of a host sort of n records that took seconds. */
+double thr_rate(size_t n, double seconds);
+
 /* host_rate of host_sort on words of kind, timed on a sample of random
  * words. */
 double thr_host_rate(enum word_kind kind);
