@@ -394,11 +394,10 @@ out:
 /* Store the program's binary; failures only cost the next run a build. */
 static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 {
-	char path[4096], *tmp = NULL;
+	char path[4096];
 	struct cache_header h;
 	unsigned char *bin = NULL;
 	size_t size = 0;
-	int fd;
 
 	if (program_path(path, sizeof path, key, true))
 		return;
@@ -414,15 +413,8 @@ static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 	h.key = key;
 	h.size = size;
 	h.sum = fnv1a(0xcbf29ce484222325ull, bin, size);
-	tmp = tmp_template(path, ".");
-	fd = tmp ? mkstemp(tmp) : -1;
-	if (fd < 0)
-		goto out;
-	if (write_full(fd, &h, sizeof h) || write_full(fd, bin, size) || close(fd) ||
-	    rename(tmp, path))
-		unlink(tmp);
+	cache_replace(path, &h, sizeof h, bin, size);
 out:
-	free(tmp);
 	free(bin);
 }
 

@@ -50,27 +50,16 @@ bool thr_load(struct thr_entry *e)
 
 void thr_store(struct thr_entry *e)
 {
-	char path[4096], *tmp;
-	FILE *f;
-	int fd;
+	char path[4096], text[1024];
+	int len;
 
 	e->records = thr_solve(e->start, e->per_record, e->host_rate);
 	if (cache_path(path, sizeof path, entry_name, true))
 		return;
-	tmp = tmp_template(path, ".");
-	fd = tmp ? mkstemp(tmp) : -1;
-	f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (f) {
-		fprintf(f, "%s%llu %.6g %.6g %.6g %s\n", entry_head,
-			(unsigned long long)e->records, e->start, e->per_record, e->host_rate,
-			e->dev);
-		if (fclose(f) || rename(tmp, path))
-			unlink(tmp);
-	} else if (fd >= 0) {
-		close(fd);
-		unlink(tmp);
-	}
-	free(tmp);
+	len = snprintf(text, sizeof text, "%s%llu %.6g %.6g %.6g %s\n", entry_head,
+		       (unsigned long long)e->records, e->start, e->per_record, e->host_rate, e->dev);
+	if (len > 0 && (size_t)len < sizeof text)
+		cache_replace(path, text, (size_t)len, NULL, 0);
 }
 
 double thr_host_rate(enum word_kind kind)

@@ -378,3 +378,22 @@ int cache_path(char *path, size_t size, const char *name, bool make_dir)
 		return -1;
 	return 0;
 }
+
+int cache_replace(const char *path, const void *a, size_t alen, const void *b, size_t blen)
+{
+	char *tmp = tmp_template(path, ".");
+	int fd = tmp ? mkstemp(tmp) : -1, rc = -1;
+
+	if (fd >= 0) {
+		if (write_full(fd, a, alen) || (blen && write_full(fd, b, blen))) {
+			close(fd);
+			unlink(tmp);
+		} else if (close(fd) || rename(tmp, path)) {
+			unlink(tmp);
+		} else {
+			rc = 0;
+		}
+	}
+	free(tmp);
+	return rc;
+}

@@ -39,6 +39,10 @@ char *tmp_template(const char *head, const char *tail);
  * ~/.cache/clsort), creating the directories when make_dir; -1 when there
  * is no cache: no such directory can be named, or CLSORT_NO_CACHE is set. */
 int cache_path(char *path, size_t size, const char *name, bool make_dir);
+/* Replace the file at path with a[0..alen) then b[0..blen), through a
+ * temporary file renamed over it, so that a reader never sees half of it;
+ * -1 when that fails, leaving nothing behind. */
+int cache_replace(const char *path, const void *a, size_t alen, const void *b, size_t blen);
 
 /* Online CPUs, at least 1. */
 unsigned cpu_count(void);
