@@ -221,6 +221,19 @@ static void copy_job(void *arg)
 	memcpy(j->dst, j->src, j->len);
 }
 
+/* How many of threads share a copy of bytes into the output: one below
+ * COPY_SPLIT, else at most one per COPY_SHARE. */
+static unsigned copy_threads(size_t bytes, unsigned threads)
+{
+	if (bytes < COPY_SPLIT || threads < 2)
+		return 1;
+	if (threads > COPY_MAX_THREADS)
+		threads = COPY_MAX_THREADS;
+	if (threads > bytes / COPY_SHARE)
+		threads = (unsigned)(bytes / COPY_SHARE);
+	return threads;
+}
+
 /* dst[0..len) = src[0..len), large copies on up to threads threads. */
 static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t len,
 			  unsigned threads)
@@ -229,14 +242,11 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 	size_t share, at = 0;
 	unsigned n = 0;
 
-	if (len < COPY_SPLIT || threads < 2) {
+	threads = copy_threads(len, threads);
+	if (threads == 1) {
 		memcpy(dst, src, len);
 		return;
 	}
-	if (threads > COPY_MAX_THREADS)
-		threads = COPY_MAX_THREADS;
-	if (threads > len / COPY_SHARE)
-		threads = (unsigned)(len / COPY_SHARE);
 	/* Whole multiples of 4 KiB: every share keeps the alignment of the
 	 * first. */
 	share = (len / threads + 4095) & ~(size_t)4095;
@@ -399,14 +409,9 @@ static void decode_parallel(const struct enc_format *f, const void *words, size_
 {
 	const size_t ws = word_size(f->kind);
 	struct decode_job jobs[COPY_MAX_THREADS];
-	unsigned threads = f->threads < COPY_MAX_THREADS ? f->threads : COPY_MAX_THREADS, i;
+	const unsigned threads = copy_threads(count * ws, f->threads);
+	unsigned i;
 
-	if (count * ws < COPY_SPLIT)
-		threads = 1;
-	else if (threads > count * ws / COPY_SHARE)
-		threads = (unsigned)(count * ws / COPY_SHARE);
-	if (threads < 1)
-		threads = 1;
 	for (i = 0; i < threads; i++) {
 		const size_t first = count / threads * i;
 		jobs[i].f = f;
