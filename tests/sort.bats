@@ -201,145 +201,125 @@ own_cache() {
   unset CLSORT_HOST_THRESHOLD CLSORT_DEVICE
 }
 
-@test "the host threshold is measured on a device run and used by the next" {
-  local d=$BATS_TEST_TMPDIR
-  own_cache
-  gen "$d/in" 5000 71
-  expect "$d/in"
-  run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
+# keys N SEED: N keys into $BATS_TEST_TMPDIR/in, refsort's order of them
+# into $BATS_TEST_TMPDIR/want.
+keys() {
+  gen "$BATS_TEST_TMPDIR/in" "$1" "$2"
+  expect "$BATS_TEST_TMPDIR/in"
+}
+
+# sorts_in [OPTION]...: clsort with the options sorts $BATS_TEST_TMPDIR/in
+# as refsort does; what it said is in $stderr.
+sorts_in() {
+  run --separate-stderr "$CLSORT" "$@" -o "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/in"
   assert_success
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+}
+
+# entry_host_rate: the host's side of the cached threshold entry.
+entry_host_rate() {
+  sed -n '2s/^[0-9]* [^ ]* [^ ]* \([^ ]*\) .*/\1/p' "$C/host-threshold"
+}
+
+@test "the host threshold is measured on a device run and used by the next" {
+  own_cache
+  keys 5000 71
+  sorts_in -vv
   [[ "$stderr" == *"host threshold: 4096 records, until a device run measures one"* ]]
   [[ "$stderr" != *"on the host"* ]]
   [[ "$stderr" =~ "host threshold: "[0-9]+" records (device start and release" ]]
-  cmp "$d/want" "$d/got"
   assert [ "$(head -n 1 "$C/host-threshold")" = "clsort host threshold 2" ]
   # Starting a device costs more than sorting 5000 keys on any host.
-  run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
-  assert_success
+  sorts_in -vv
   [[ "$stderr" == *"records, measured on "*"[Portable Computing Language]"* ]]
   [[ "$stderr" == *"5000 records: sorting on the host"* ]]
-  cmp "$d/want" "$d/got"
 }
 
 @test "the measured threshold: above it the device, below it the host, which refines it" {
-  local d=$BATS_TEST_TMPDIR
   own_cache
   printf 'clsort host threshold 2\n1000 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
-  gen "$d/in" 900 72
-  expect "$d/in"
-  run --separate-stderr "$CLSORT" -v -o "$d/got" "$d/in"
-  assert_success
+  keys 900 72
+  sorts_in -v
   [[ "$stderr" == *"900 records: sorting on the host"* ]]
-  cmp "$d/want" "$d/got"
   # Too few records to time: the entry stays as it was.
   grep -q "a test device" "$C/host-threshold"
-  gen "$d/in" 1100 73
-  expect "$d/in"
-  run --separate-stderr "$CLSORT" -v -o "$d/got" "$d/in"
-  assert_success
+  keys 1100 73
+  sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
-  cmp "$d/want" "$d/got"
   # The device run measured its side, and kept the host's.
   if grep -q "a test device" "$C/host-threshold"; then fail "the device run kept the entry"; fi
-  assert [ "$(sed -n '2s/^[0-9]* [^ ]* [^ ]* \([^ ]*\) .*/\1/p' "$C/host-threshold")" = 1e-09 ]
+  assert [ "$(entry_host_rate)" = 1e-09 ]
   # A host run of enough records times the host's side.
   printf 'clsort host threshold 2\n30000 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
-  gen "$d/in" 20000 74
-  expect "$d/in"
-  run --separate-stderr "$CLSORT" -v -o "$d/got" "$d/in"
-  assert_success
+  keys 20000 74
+  sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
-  cmp "$d/want" "$d/got"
   grep -q "a test device" "$C/host-threshold"
-  assert [ "$(sed -n '2s/^[0-9]* [^ ]* [^ ]* \([^ ]*\) .*/\1/p' "$C/host-threshold")" != 1e-09 ]
+  assert [ "$(entry_host_rate)" != 1e-09 ]
 }
 
 @test "an unsound threshold entry is ignored, and the next device run replaces it" {
-  local d=$BATS_TEST_TMPDIR bad
+  local bad
   own_cache
-  gen "$d/in" 3000 75
-  expect "$d/in"
+  keys 3000 75
   for bad in 'garbage\n' 'clsort host threshold 2\n0 0.25 1e-09 1e-09 x\n' \
     'clsort host threshold 2\n99999999999 0.25 1e-09 1e-09 x\n' \
     'clsort host threshold 2\n100 0.25 1e-09 1e-09 x' 'clsort host threshold 2\n100 0.25 x\n' \
     'clsort host threshold 2\n100 0.25 1e-09 -1 x\n' 'clsort host threshold 1\n100 x\n' ''; do
     printf "$bad" > "$C/host-threshold"
-    run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
-    assert_success
+    sorts_in -vv
     [[ "$stderr" == *"until a device run measures one"* ]] || fail "entry '$bad' was used"
     [[ "$stderr" == *"3000 records: sorting on the host"* ]]
-    cmp "$d/want" "$d/got"
   done
-  gen "$d/in" 5000 76
-  run "$CLSORT" -o "$d/got" "$d/in"
-  assert_success
+  keys 5000 76
+  sorts_in
   assert [ "$(head -n 1 "$C/host-threshold")" = "clsort host threshold 2" ]
 }
 
 @test "a threshold set, or a device other than auto, is not measured" {
-  local d=$BATS_TEST_TMPDIR
   own_cache
-  gen "$d/in" 5000 77
-  run "$CLSORT" --host-threshold=10 -o "$d/got" "$d/in"
-  assert_success
-  CLSORT_HOST_THRESHOLD=10 run "$CLSORT" -o "$d/got" "$d/in"
-  assert_success
-  run "$CLSORT" -d cpu -o "$d/got" "$d/in"
-  assert_success
+  keys 5000 77
+  sorts_in --host-threshold=10
+  CLSORT_HOST_THRESHOLD=10 sorts_in
+  sorts_in -d cpu
   assert [ ! -e "$C/host-threshold" ]
-  run "$CLSORT" -d auto -o "$d/got" "$d/in"
-  assert_success
+  sorts_in -d auto
   assert [ -e "$C/host-threshold" ]
 }
 
 @test "CLSORT_NO_CACHE: the threshold is the default, whatever the cache holds" {
-  local d=$BATS_TEST_TMPDIR
   own_cache
   printf 'clsort host threshold 2\n100 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
-  gen "$d/in" 300 80
-  expect "$d/in"
-  CLSORT_NO_CACHE=1 run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
-  assert_success
+  keys 300 80
+  CLSORT_NO_CACHE=1 sorts_in -vv
   [[ "$stderr" == *"host threshold: 4096 records, until a device run measures one"* ]]
   [[ "$stderr" == *"300 records: sorting on the host"* ]]
-  cmp "$d/want" "$d/got"
-  run --separate-stderr "$CLSORT" -vv -o "$d/got" "$d/in"
-  assert_success
+  sorts_in -vv
   [[ "$stderr" == *"host threshold: 100 records, measured on a test device"* ]]
   [[ "$stderr" != *"on the host"* ]]
 }
 
 @test "CLSORT_HOST_THRESHOLD sets the threshold; --host-threshold wins; a bad one is ignored" {
-  local d=$BATS_TEST_TMPDIR
+  local bad
   own_cache
-  gen "$d/in" 300 78
-  expect "$d/in"
-  CLSORT_HOST_THRESHOLD=100 run --separate-stderr "$CLSORT" -v -o "$d/got" "$d/in"
-  assert_success
+  keys 300 78
+  CLSORT_HOST_THRESHOLD=100 sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
-  cmp "$d/want" "$d/got"
-  CLSORT_HOST_THRESHOLD=100 run --separate-stderr "$CLSORT" -v --host-threshold=1000 -o "$d/got" "$d/in"
-  assert_success
+  CLSORT_HOST_THRESHOLD=100 sorts_in -v --host-threshold=1000
   [[ "$stderr" == *"300 records: sorting on the host"* ]]
   for bad in -5 many 12x; do
-    CLSORT_HOST_THRESHOLD=$bad run --separate-stderr "$CLSORT" -v -o "$d/got" "$d/in"
-    assert_success
+    CLSORT_HOST_THRESHOLD=$bad sorts_in -v
     [[ "$stderr" == *"warning: ignoring CLSORT_HOST_THRESHOLD='$bad': not a record count"* ]]
     [[ "$stderr" == *"300 records: sorting on the host"* ]]
-    cmp "$d/want" "$d/got"
   done
 }
 
 @test "the host shortcut takes no more records than fit in --memory" {
-  local d=$BATS_TEST_TMPDIR
-  gen "$d/in" 20000 79
-  expect "$d/in"
-  run --separate-stderr env -u CLSORT_DEVICE "$CLSORT" -v --host-threshold=100000 --memory=64K -o "$d/got" "$d/in"
-  assert_success
+  own_cache
+  keys 20000 79
+  sorts_in -v --host-threshold=100000 --memory=64K
   [[ "$stderr" != *"on the host"* ]]
-  cmp "$d/want" "$d/got"
-  run --separate-stderr env -u CLSORT_DEVICE "$CLSORT" -v --host-threshold=100000 -o "$d/got" "$d/in"
-  assert_success
+  sorts_in -v --host-threshold=100000
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
 }
 
