@@ -277,10 +277,22 @@ static bool is_nomem(cl_int err)
 	       err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE;
 }
 
+/* Some drivers allocate on first use: write a buffer's last byte, so that
+ * a buffer the device cannot hold fails here, where a smaller one can be
+ * tried, rather than in the middle of a sort.  A write, not
+ * clEnqueueFillBuffer: NVIDIA's fill (driver 580) fails with
+ * CL_INVALID_COMMAND_QUEUE, and leaves the context unusable, when the low
+ * 32 bits of the byte offset it ends at are 2^31 or more (2 GiB + 1 MiB
+ * fails, 2 GiB and 4 GiB + 1 MiB pass; contrib/bench/bufprobe.c). */
+static cl_int touch_last(struct engine *e, cl_mem buf, size_t bytes)
+{
+	static const cl_uchar zero = 0;
+	return clEnqueueWriteBuffer(e->dev->queue, buf, CL_FALSE, bytes - 1, 1, &zero, 0, NULL, NULL);
+}
+
 int eng_reserve(struct engine *e, size_t words)
 {
 	cl_int err;
-	const cl_uchar zero = 0;
 
 	if (e->buf && e->buf_words >= words)
 		return 0;
@@ -295,15 +307,12 @@ int eng_reserve(struct engine *e, size_t words)
 	if (words > eng_max_words(e))
 		return ENG_E_NOMEM;
 	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
-	/* Some drivers allocate on first use: touch each buffer's last byte. */
 	if (e->buf)
-		err = clEnqueueFillBuffer(e->dev->queue, e->buf, &zero, 1, words * e->wsize - 1, 1, 0,
-					  NULL, NULL);
+		err = touch_last(e, e->buf, words * e->wsize);
 	if (err == CL_SUCCESS && e->global_merge) {
 		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
 		if (e->buf2)
-			err = clEnqueueFillBuffer(e->dev->queue, e->buf2, &zero, 1, words * e->wsize - 1, 1,
-						  0, NULL, NULL);
+			err = touch_last(e, e->buf2, words * e->wsize);
 	}
 	if (err == CL_SUCCESS)
 		err = clFinish(e->dev->queue);
