@@ -249,7 +249,7 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 	}
 	/* Whole multiples of 4 KiB: every share keeps the alignment of the
 	 * first. */
-	share = (len / threads + 4095) & ~(size_t)4095;
+	share = ((len + threads - 1) / threads + 4095) & ~(size_t)4095;
 	for (; at < len; n++) {
 		assert(n < threads);
 		jobs[n].dst = dst + at;

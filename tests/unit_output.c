@@ -1,0 +1,72 @@
+/* Unit tests of the -o writer through a shared mapping: copies of any
+ * length, split between any number of threads, land whole and in place. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/output.h"
+#include "tap.h"
+
+/* Write len bytes of a pattern to a new file through a mapping copied on
+ * threads threads; true when the file holds exactly them. */
+static int mapped_write(const char *path, size_t len, unsigned threads)
+{
+	unsigned char *src = malloc(len), *back = malloc(len);
+	struct out_writer w;
+	FILE *f;
+	size_t i, got = 0;
+	int good = 0;
+
+	if (!src || !back)
+		goto out;
+	for (i = 0; i < len; i++)
+		src[i] = (unsigned char)(i * 131 + i / 4096);
+	if (out_open_final(&w, path))
+		goto out;
+	if (!out_map(&w, len, threads) || out_write(&w, src, len) || out_finish(&w)) {
+		out_abort(&w);
+		goto out;
+	}
+	f = fopen(path, "rb");
+	if (f) {
+		got = fread(back, 1, len, f);
+		good = got == len && fgetc(f) == EOF && memcmp(src, back, len) == 0;
+		fclose(f);
+	}
+out:
+	free(src);
+	free(back);
+	return good;
+}
+
+int main(void)
+{
+	static const unsigned threads[] = { 2, 3, 5, 8, 16 };
+	char path[] = "/tmp/unit_output.XXXXXX";
+	int fd = mkstemp(path);
+	size_t t;
+
+	if (fd < 0) {
+		perror("mkstemp");
+		return 1;
+	}
+	close(fd);
+	for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		const unsigned n = threads[t];
+		/* Shares are whole 4 KiB pages: lengths whose share per thread
+		 * is a whole number of pages, with a remainder smaller than
+		 * the thread count, once left a piece for a thread too many. */
+		const size_t base = (size_t)n << 20;
+		ok(mapped_write(path, base, n), "%u threads, %zu bytes", n, base);
+		ok(mapped_write(path, base + 1, n), "%u threads, %zu bytes", n, base + 1);
+		ok(mapped_write(path, base + n - 1, n), "%u threads, %zu bytes", n, base + n - 1);
+		ok(mapped_write(path, base + 4096 * n + 4, n), "%u threads, %zu bytes", n,
+		   base + 4096 * n + 4);
+		ok(mapped_write(path, base - 3, n), "%u threads, %zu bytes", n, base - 3);
+	}
+	unlink(path);
+	return done_testing();
+}
