@@ -260,6 +260,15 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 	return rc;
 }
 
+int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key)
+{
+	if (f->fmt == CLS_FMT_BIN) {
+		*key = f->kt->sortable(key_load(f->kt, rec + f->key_off)) ^ f->mask;
+		return KEY_OK;
+	}
+	return kv_key(f, (const char *)rec, len, key);
+}
+
 /* One-line message for a bad line, the key shown printable and short. */
 static void kv_report(const struct enc_format *f, const char *name, uint64_t line_no,
 		      const char *line, size_t len, int why)

@@ -98,6 +98,10 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 /* Record index carried by a word (indexed formats). */
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
 
+/* Sortable key of the record at rec (kv: the line, len bytes without its
+ * newline), mask applied: KEY_OK, or why a kv line has none. */
+int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key);
+
 /* Walks the records of a byte range in output form: bin records, or kv
  * lines each ending in a newline (but for a last one). */
 struct enc_cursor {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "partition.h"
 #include "threshold.h"
 #include "util.h"
 
@@ -24,6 +25,11 @@
 #define HOST_MEASURE_MIN ((size_t)1 << 14)
 /* Default device budget: this fraction of its global memory. */
 #define DEVICE_FRACTION 0.5
+/* Inputs that would take more key ranges than this are sorted in runs and
+ * merged instead: each range costs a pass of its own on the device.
+ * CLSORT_MERGE_RUNS (set to anything) merges runs in memory always, for
+ * the tests of the merge. */
+#define MAX_RANGES 4096
 
 int tmp_create(const char *dir)
 {
@@ -80,6 +86,8 @@ struct sorter {
 	struct run *runs;
 	size_t nruns, runs_cap;
 	unsigned merges;
+	size_t ranges;		/* key ranges the input was cut into, or 0 */
+	double t_part;		/* cutting it */
 	double t_encode, t_sort, t_merge;	/* t_sort includes writing the run */
 	/* Of t_sort, on the device path: filling the staging buffers, waiting
 	 * for the output's warm-up, writing out the sorted chunks. */
@@ -894,6 +902,17 @@ static void measure_host(struct sorter *s, size_t n, double t)
 			 s->thr.host_rate * 1e9);
 }
 
+/* Most records a run of indexed words may hold: the index is 32 bits
+ * wide in a 64-bit word (32-bit keys), and the runs of larger inputs are
+ * key ranges or merged.  CLSORT_INDEX_BITS narrows it, so that tests cross
+ * the limit on small inputs. */
+static uint64_t index_limit(void)
+{
+	const char *s = getenv("CLSORT_INDEX_BITS");
+	const unsigned long bits = s && *s ? strtoul(s, NULL, 10) : 32;
+	return (uint64_t)1 << (bits >= 4 && bits < 32 ? bits : 32);
+}
+
 static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 {
 	const struct cls_opts *o = s->o;
@@ -933,10 +952,10 @@ static int setup(struct sorter *s, const struct in_set *in, uint64_t total)
 		per_record += 2 * ws;
 	if (cap > o->memory_bytes / 2 / per_record)
 		cap = o->memory_bytes / 2 / per_record;
-	if (f->indexed && cap > UINT32_MAX)
-		cap = UINT32_MAX;
 	if (cap < 1024)
 		cap = 1024;
+	if (f->indexed && cap > index_limit())
+		cap = index_limit();
 	if (cap > total)
 		cap = total ? total : 1;
 	/* The device may hold less than it says: halve until it holds. */
@@ -1031,10 +1050,16 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 	if (s->eng)
 		eng_times(s->eng, &t);
 	msg_info(1, "host memory budget %llu MiB", (unsigned long long)(s->o->memory_bytes >> 20));
-	msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
-		 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
-		 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
-		 s->merges, s->merges == 1 ? "" : "es");
+	if (s->ranges)
+		msg_info(1, "%llu records cut into %zu key ranges in %.3f s, sorted in %zu run%s "
+			 "of up to %zu; %u merge pass%s", (unsigned long long)records, s->ranges,
+			 s->t_part, runs, runs == 1 ? "" : "s", s->cap, s->merges,
+			 s->merges == 1 ? "" : "es");
+	else
+		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
+			 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
+			 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
+			 s->merges, s->merges == 1 ? "" : "es");
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t_encode,
 		 s->t_sort, s->t_merge);
 	if (s->eng)
@@ -1045,14 +1070,117 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 			 t.sort, t.download);
 }
 
+/* What the sorts of one input (or of every range of it) add up to. */
+struct tally {
+	uint64_t records, skipped;
+	size_t runs;
+};
+
+/* Sort the records pl plans into out: one run straight to it, or runs
+ * kept and merged.  warm, when not NULL, is joined before out is written. */
+static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *b,
+		    struct out_writer *out, struct warm *warm, struct tally *t)
+{
+	size_t runs = 0, i;
+	double t0;
+	int rc = CLS_E_FAIL;
+
+	for (;;) {
+		int planned = enc_plan_next(pl, s->cap, b);
+		if (planned < 0)
+			goto out;
+		if (!planned)
+			break;
+		t->runs++;
+		if (++runs == 1 && enc_plan_done(pl)) {
+			rc = sort_run(s, b, out, warm);
+			t->records += b->n;
+			t->skipped += b->skipped;
+			if (rc)
+				goto out;
+			break;
+		} else {
+			struct out_writer w;
+			struct run r;
+			size_t bytes = 0;
+			for (i = 0; i < b->nslices; i++)
+				bytes += b->slices[i].len + 1;
+			if (run_writer(s, &w, &r, bytes))
+				goto out;
+			rc = sort_run(s, b, &w, NULL);
+			t->records += b->n;
+			t->skipped += b->skipped;
+			if (rc == 0)
+				rc = run_seal(&w, &r);
+			else
+				out_abort(&w);
+			if (rc == 0)
+				rc = push_run(s, &r);
+			else
+				run_free(&r);
+			if (rc)
+				goto out;
+			for (i = 0; i < b->nslices; i++)
+				in_release(b->slices[i].file, b->slices[i].off, b->slices[i].len);
+		}
+	}
+	rc = 0;
+	if (runs > 1) {
+		while (s->spill && s->nruns > s->fanin)
+			if ((rc = merge_tail(s, s->fanin)))
+				goto out;
+		if (warm)
+			warm_out_done(warm);
+		t0 = now_sec();
+		rc = merge_runs(s, s->runs, s->nruns, out);
+		s->t_merge += now_sec() - t0;
+	}
+out:
+	for (i = 0; i < s->nruns; i++)
+		run_free(&s->runs[i]);
+	s->nruns = 0;
+	return rc;
+}
+
+/* Sort in, cut into key ranges that each fit a run, range by range into
+ * out.  PART_BAD_LINE when a kv line has no key: the caller sorts the
+ * input the usual way, which reports the line. */
+static int sort_ranges(struct sorter *s, const struct in_set *in, uint64_t records,
+		       struct enc_batch *b, struct out_writer *out, struct tally *t)
+{
+	struct part_set parts;
+	double t0 = now_sec();
+	size_t r;
+	int rc = part_split(s->f, in, records, s->cap, &parts);
+
+	if (rc)
+		return rc;
+	s->ranges = parts.count;
+	s->t_part = now_sec() - t0;
+	/* Every record is in the ranges now. */
+	for (r = 0; r < in->count; r++)
+		in_release(&in->files[r], 0, in->files[r].size);
+	for (r = 0; r < parts.count && rc == 0; r++) {
+		struct enc_planner pl;
+		if (enc_plan_init(&pl, s->f, &parts.ranges[r])) {
+			rc = CLS_E_FAIL;
+			break;
+		}
+		rc = sort_set(s, &pl, b, out, NULL, t);
+		enc_plan_free(&pl);
+	}
+	part_free(&parts);
+	return rc;
+}
+
 int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 	      struct out_writer *out)
 {
 	struct sorter s;
 	struct enc_planner pl;
 	struct enc_batch b;
-	uint64_t total, records = 0, skipped = 0;
-	size_t runs = 0, i;
+	struct tally t = { 0, 0, 0 };
+	uint64_t total;
 	int rc = CLS_E_FAIL;
 	/* bin records come out as they went in: the output's size is known.
 	 * Mapped and populated, the output is in memory all at once, which
@@ -1100,65 +1228,26 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	s.spill = in->bytes + (uint64_t)s.cap * word_size(f->kind) > o->memory_bytes;
 	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
 		goto out;
-
-	for (;;) {
-		int planned;
-		rc = CLS_E_FAIL;
-		planned = enc_plan_next(&pl, s.cap, &b);
-		if (planned < 0)
-			goto out;
-		if (!planned)
-			break;
-		if (++runs == 1 && enc_plan_done(&pl)) {
-			rc = sort_run(&s, &b, out, &warm);
-			records += b.n;
-			skipped += b.skipped;
-			if (rc)
-				goto out;
-			break;
-		} else {
-			struct out_writer w;
-			struct run r;
-			size_t bytes = 0;
-			for (i = 0; i < b.nslices; i++)
-				bytes += b.slices[i].len + 1;
-			if (run_writer(&s, &w, &r, bytes))
-				goto out;
-			rc = sort_run(&s, &b, &w, NULL);
-			records += b.n;
-			skipped += b.skipped;
-			if (rc == 0)
-				rc = run_seal(&w, &r);
-			else
-				out_abort(&w);
-			if (rc == 0)
-				rc = push_run(&s, &r);
-			else
-				run_free(&r);
-			if (rc)
-				goto out;
-			for (i = 0; i < b.nslices; i++)
-				in_release(b.slices[i].file, b.slices[i].off, b.slices[i].len);
-		}
-	}
-	rc = 0;
-	if (runs > 1) {
-		while (s.spill && s.nruns > s.fanin)
-			if ((rc = merge_tail(&s, s.fanin)))
-				goto out;
+	/* More than a run, and room for a copy of the input: key ranges that
+	 * each fit a run, and no merge. */
+	rc = PART_BAD_LINE;
+	if (!s.spill && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
+	    !getenv("CLSORT_MERGE_RUNS")) {
 		warm_out_done(&warm);
-		t0 = now_sec();
-		rc = merge_runs(&s, s.runs, s.nruns, out);
-		s.t_merge += now_sec() - t0;
+		rc = sort_ranges(&s, in, total, &b, out, &t);
+		if (rc == PART_BAD_LINE)
+			msg_info(1, "a line without a key: sorting in runs, which names it");
 	}
-	if (skipped)
-		msg_err("skipped %llu line%s with a bad key", (unsigned long long)skipped,
-			skipped == 1 ? "" : "s");
-	report(&s, runs, records);
+	if (rc == PART_BAD_LINE)
+		rc = sort_set(&s, &pl, &b, out, &warm, &t);
+	if (rc)
+		goto out;
+	if (t.skipped)
+		msg_err("skipped %llu line%s with a bad key", (unsigned long long)t.skipped,
+			t.skipped == 1 ? "" : "s");
+	report(&s, t.runs, t.records);
 out:
 	warm_done(&warm);
-	for (i = 0; i < s.nruns; i++)
-		run_free(&s.runs[i]);
 	free(s.runs);
 	free(b.words);
 	free(b.lines);
@@ -1171,8 +1260,8 @@ out:
 		dev_close(&s.dev);
 		released = now_sec() - t0;
 		msg_info(2, "device released in %.3f s", released);
-		if (rc == 0 && records && s.measuring && (s.measured || warm.host_rate > 0))
-			measure_device(&s, released, records, warm.host_rate);
+		if (rc == 0 && t.records && s.measuring && (s.measured || warm.host_rate > 0))
+			measure_device(&s, released, t.records, warm.host_rate);
 	}
 	return rc;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
-# The run + merge path on small data: -S 4K caps a run at 1024 records
-# (clsort never goes below that), and a small --memory makes the runs
-# spill to temporary files.  Whatever the path, the output must be
+# The out-of-core paths on small data: -S 4K caps a run at 1024 records
+# (clsort never goes below that).  Where a copy of the input fits in
+# --memory, the input is cut into key ranges of a run each; where it does
+# not (a small --memory), runs spill to temporary files and are merged;
+# CLSORT_MERGE_RUNS merges runs in memory instead of cutting ranges.  Whatever the path, the output must be
 # identical to the in-core sort of the same input.  Then the temporary
 # files themselves: a missing or unwritable -T directory, a full one, few
 # file descriptors, and SIGINT in the middle of a spilling sort.
@@ -47,20 +49,26 @@ same_as_incore() {
   cmp "$T/want" "$T/got" || fail "${forced[*]} differs from the in-core sort on $what"
 }
 
-# The counts of the -v report: "RUNS MERGES".
+# The counts of the -v report: "RUNS MERGES", runs merged or key ranges.
 runs_merges() {
-  sed -n 's/^clsort: [0-9]* records in \([0-9]*\) runs\{0,1\} of up to [0-9]*.*; \([0-9]*\) merge pass.*/\1 \2/p' "$T/err"
+  sed -n -e 's/^clsort: [0-9]* records in \([0-9]*\) runs\{0,1\} of up to [0-9]*.*; \([0-9]*\) merge pass.*/\1 \2/p' \
+    -e 's/^clsort: [0-9]* records cut into [0-9]* key ranges in [0-9.]* s, sorted in \([0-9]*\) runs\{0,1\} of up to [0-9]*; \([0-9]*\) merge pass.*/\1 \2/p' "$T/err"
 }
 
-# expect_runs MIN_RUNS WHERE: -v reported at least MIN_RUNS runs (then at
-# least one merge pass), kept WHERE ("memory" or "temporary files").
+# expect_runs MIN_RUNS WHERE: -v reported at least MIN_RUNS runs, either
+# key ranges with no merge (WHERE "ranges") or runs merged after being
+# kept in WHERE ("memory" or "temporary files").
 expect_runs() {
   local rm r m
   rm=$(runs_merges)
   [ -n "$rm" ] || fail "no run report in: $(cat "$T/err")"
   read -r r m <<< "$rm"
   [ "$r" -ge "$1" ] || fail "$r runs, expected at least $1"
-  if [ "$1" -gt 1 ]; then
+  [ "$1" -gt 1 ] || return 0
+  if [ "$2" = ranges ]; then
+    grep -q "records cut into [0-9]* key ranges" "$T/err" || fail "no key ranges: $(cat "$T/err")"
+    [ "$m" -eq 0 ] || fail "key ranges, but $m merge passes"
+  else
     [ "$m" -ge 1 ] || fail "$r runs but $m merge passes"
     grep -q "of up to [0-9]*, kept in $2;" "$T/err" || fail "runs not kept in $2: $(cat "$T/err")"
   fi
@@ -72,22 +80,22 @@ check_u32_sorted() {
     fail "$1: not in u32 order"
 }
 
-# --- runs merged in memory -----------------------------------------------------
+# --- key ranges of a run each -----------------------------------------------------
 
-@test "u32, -S 4K: runs of 1024 merged in memory, identical to the in-core sort" {
+@test "u32, -S 4K: key ranges of a run each, identical to the in-core sort" {
   for n in 1 1023 1024 1025 3073 10007; do
     gen_u32 "$T/in" $n
     same_as_incore "$n keys" -- -S 4K -- "$T/in"
     check_u32_sorted "$T/in"
-    expect_runs $(((n + 1023) / 1024)) memory
+    expect_runs $(((n + 1023) / 1024)) ranges
   done
 }
 
-@test "u32, -S 4K --memory=64K: small inputs keep their runs in memory" {
+@test "u32, -S 4K --memory=64K: small inputs are cut into key ranges in memory" {
   for n in 1 1023 1025 10007; do
     gen_u32 "$T/in" $n
     same_as_incore "$n keys" -- -S 4K --memory=64K -- "$T/in"
-    expect_runs $(((n + 1023) / 1024)) memory
+    expect_runs $(((n + 1023) / 1024)) ranges
   done
 }
 
@@ -96,7 +104,7 @@ check_u32_sorted() {
     gen_u32 "$T/in" $n
     same_as_incore "$n keys" -r -- -S 4K -- "$T/in"
     check_u32_sorted "$T/in" -r
-    expect_runs 2 memory
+    expect_runs 2 ranges
   done
 }
 
@@ -107,7 +115,7 @@ check_u32_sorted() {
   cat "$T/a" "$T/b" "$T/c" > "$T/all"
   same_as_incore "three files" -- -S 4K -- "$T/a" "$T/b" "$T/c"
   check_u32_sorted "$T/all"
-  expect_runs 5 memory
+  expect_runs 5 ranges
   "$CLSORT" "${DEV[@]}" -S 4K - "$T/c" < "$T/a" > "$T/got2"
   cat "$T/a" "$T/c" > "$T/ac"
   "$CLSORT" "${DEV[@]}" "$T/ac" | cmp - "$T/got2"
@@ -116,9 +124,9 @@ check_u32_sorted() {
 @test "kv lines, -S 4K: identical to the in-core sort" {
   gen_kv "$T/in" 10007 1
   same_as_incore "10007 kv lines" -f kv -- -S 4K -- "$T/in"
-  expect_runs 2 memory
+  expect_runs 2 ranges
   same_as_incore "10007 kv lines, descending" -f kv -r -- -S 4K -- "$T/in"
-  expect_runs 2 memory
+  expect_runs 2 ranges
   # Equal keys keep input order: the values of one key ascend.
   grep '^17:' "$T/in" | cmp - <(grep '^17:' "$T/want")
 }
@@ -126,7 +134,7 @@ check_u32_sorted() {
 @test "records with --stable, -S 4K: identical to the in-core sort, and stable" {
   gen_rec "$T/in" 10007 2
   same_as_incore "10007 records" -R 8 --stable -- -S 4K -- "$T/in"
-  expect_runs 2 memory
+  expect_runs 2 ranges
   # Sorted by key, positions ascending within a key.
   od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1n -k2,2n)
   same_as_incore "10007 records, descending" -R 8 --stable -r -- -S 4K -- "$T/in"
@@ -136,7 +144,7 @@ check_u32_sorted() {
 @test "records with the key inside, -S 4K: identical to the in-core sort" {
   head -c $((3001 * 12)) /dev/urandom > "$T/in"
   same_as_incore "3001 12-byte records, key at 4" -R 12 --key-offset=4 -k i32 -- -S 4K -- "$T/in"
-  expect_runs 2 memory
+  expect_runs 2 ranges
 }
 
 @test "f64 keys (with NaNs and signed zeros), -S 4K: identical to the in-core sort" {
@@ -144,9 +152,57 @@ check_u32_sorted() {
   # A few special values among the random bits.
   printf '\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x80\0\0\0\0\0\0\xf0\x7f\0\0\0\0\0\0\xf0\xff\0\0\0\0\0\0\xf8\x7f' >> "$T/in"
   same_as_incore "5008 f64 keys" -k f64 -- -S 4K -- "$T/in"
-  expect_runs 2 memory
+  expect_runs 2 ranges
   same_as_incore "5008 f64 keys, descending" -k f64 -r -- -S 4K -- "$T/in"
-  expect_runs 2 memory
+  expect_runs 2 ranges
+}
+
+
+@test "key ranges: one key throughout spreads over the ranges by position, in input order" {
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "5:v%d\n", i }' > "$T/in"
+  same_as_incore "20000 equal keys" -f kv -- -S 4K -- "$T/in"
+  expect_runs 20 ranges
+  cmp "$T/in" "$T/got"
+  same_as_incore "20000 equal keys, descending" -f kv -r -- -S 4K -- "$T/in"
+  cmp "$T/in" "$T/got"
+  gen_rec "$T/in" 30011 4
+  same_as_incore "30011 records of 50 keys" -R 8 --stable -- -S 4K -- "$T/in"
+  expect_runs 30 ranges
+  od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1n -k2,2n)
+}
+
+@test "CLSORT_INDEX_BITS=10: indexed runs hold at most 1024 records, output unchanged" {
+  export CLSORT_INDEX_BITS=10
+  gen_kv "$T/in" 10007 5
+  same_as_incore "10007 kv lines" -f kv -- -- "$T/in"
+  grep -q "of up to 1024;" "$T/err" || fail "runs not capped at 1024: $(cat "$T/err")"
+  expect_runs 10 ranges
+  gen_rec "$T/in" 10007 6
+  same_as_incore "10007 records" -R 8 --stable -r -- -- "$T/in"
+  expect_runs 10 ranges
+  head -c $((5003 * 8)) /dev/urandom > "$T/in"
+  same_as_incore "5003 f64 keys" -k f64 -- -- "$T/in"
+  expect_runs 5 ranges
+  # Bare integer keys carry no index: one run.
+  gen_u32 "$T/in" 5003
+  same_as_incore "5003 u32 keys" -- -- "$T/in"
+  expect_runs 1 ranges
+  grep -q "in 1 run of up to 5003;" "$T/err" || fail "bare keys were cut: $(cat "$T/err")"
+}
+
+@test "key ranges of kv lines: a bad line is named with its file and line, --skip-bad counts it" {
+  gen_kv "$T/in" 5000 8
+  { head -n 3000 "$T/in"; echo "x12:bad"; tail -n 2000 "$T/in"; } > "$T/bad"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -f kv -S 4K "$T/bad" -o "$T/out"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"$T/bad:3001:"* ]] || fail "stderr: $stderr"
+  [ ! -e "$T/out" ]
+  "$CLSORT" "${DEV[@]}" -f kv "$T/in" > "$T/want"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -v -f kv --skip-bad -S 4K "$T/bad"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"skipped 1 line with a bad key"* ]] || fail "stderr: $stderr"
+  [[ "$stderr" == *"key ranges"* ]] || fail "no key ranges: $stderr"
+  cmp "$T/want" <(printf '%s\n' "$output")
 }
 
 # --- a device that cannot hold what it claims ------------------------------------
@@ -161,7 +217,7 @@ check_u32_sorted() {
   cmp "$T/want" "$T/got"
   grep -q "device buffer of 300007 words failed (CL_MEM_OBJECT_ALLOCATION_FAILURE)" "$T/err" ||
     fail "no halving reported: $(cat "$T/err")"
-  expect_runs 4 memory
+  expect_runs 4 ranges
   # Nothing fits at all: an error, status 2, and no output file.
   run --separate-stderr env FAULTINJECT_CL_MAX_BUFFER=64 LD_PRELOAD="$FAULTINJECT" \
     "$CLSORT" "${DEV[@]}" "$T/in" -o "$T/none"
@@ -171,11 +227,12 @@ check_u32_sorted() {
 }
 
 # --- the parallel merge: parts cut by key, merged by several threads ------------
-# CLSORT_PARALLEL_MERGE_MIN=0 takes it for any size; --parallel sets the
-# number of parts.  Equal keys must stay in one part, in input order.
+# CLSORT_PARALLEL_MERGE_MIN=0 takes it for any size, CLSORT_MERGE_RUNS
+# keeps the runs in memory to be merged; --parallel sets the number of
+# parts.  Equal keys must stay in one part, in input order.
 
 @test "parallel merge: u32, kv, stable records and f64 identical to the in-core sort" {
-  export CLSORT_PARALLEL_MERGE_MIN=0
+  export CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=1
   gen_u32 "$T/in" 50021
   for p in 2 3 7; do
     same_as_incore "50021 keys" -- -S 4K --parallel=$p -- "$T/in"
@@ -195,6 +252,7 @@ check_u32_sorted() {
 }
 
 @test "parallel merge in several rounds (48 MiB, rounds of 16 MiB): identical to the in-core sort" {
+  export CLSORT_MERGE_RUNS=1
   gen_u32 "$T/in" $((12 * 1024 * 1024))
   same_as_incore "12M keys" -- -S 4M --memory=128M --parallel=3 -- "$T/in"
   expect_runs 12 memory
@@ -202,7 +260,7 @@ check_u32_sorted() {
 }
 
 @test "parallel merge: all keys equal, and long kv lines across part cuts" {
-  export CLSORT_PARALLEL_MERGE_MIN=0
+  export CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=1
   awk 'BEGIN { for (i = 0; i < 20000; i++) printf "5:v%d\n", i }' > "$T/in"
   same_as_incore "20000 equal keys" -f kv -- -S 4K --parallel=4 -- "$T/in"
   cmp "$T/in" "$T/got"

@@ -115,15 +115,22 @@ not_mapped() {
   [ -z "$(find "$T" -name '.clsort.*')" ]
 }
 
-@test "-S 4K: runs merged into the mapping, in one stream and in parallel parts" {
+@test "-S 4K: key ranges, and runs merged in one stream and in parallel parts, into the mapping" {
   "$REFSORT" gen u32 100003 10 few > "$T/in"
-  same_as_stdout "100003 keys in runs" "$T/in" -S 4K
+  same_as_stdout "100003 keys in key ranges" "$T/in" -S 4K
+  mapped
+  grep -q "cut into [0-9]* key ranges" "$T/err" || fail "no key ranges: $(cat "$T/err")"
+  CLSORT_MERGE_RUNS=1 same_as_stdout "100003 keys in runs" "$T/in" -S 4K
   mapped
   grep -q "kept in memory" "$T/err" || fail "no runs in memory: $(cat "$T/err")"
-  CLSORT_PARALLEL_MERGE_MIN=1 same_as_stdout "100003 keys, parallel merge" "$T/in" -S 4K -r
+  CLSORT_MERGE_RUNS=1 CLSORT_PARALLEL_MERGE_MIN=1 same_as_stdout "100003 keys, parallel merge" \
+    "$T/in" -S 4K -r
   mapped
   "$REFSORT" gen-rec 30011 16 8 f64 11 special > "$T/in"
-  same_as_stdout "30011 records in runs" "$T/in" -S 4K -R 16 --key-offset=8 -k f64 --stable
+  same_as_stdout "30011 records in key ranges" "$T/in" -S 4K -R 16 --key-offset=8 -k f64 --stable
+  mapped
+  CLSORT_MERGE_RUNS=1 same_as_stdout "30011 records in runs" "$T/in" -S 4K -R 16 --key-offset=8 \
+    -k f64 --stable
   mapped
 }
 

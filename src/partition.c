@@ -1,0 +1,360 @@
+#include "config.h"
+#include "partition.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Ranges aim at this share of a run, so that the sample's error rarely
+ * makes one larger than a run (which is still sorted right: in two runs,
+ * merged). */
+#define FILL 0.85
+/* Records sampled per range: the range sizes then vary by about
+ * 1/sqrt(SAMPLES) of a range. */
+#define SAMPLES 1024
+/* Pieces of the input per thread, for the balance of the scatter. */
+#define PIECES_PER_THREAD 4
+
+/* A splitter, or a sampled record: its key, then its position (the byte
+ * offset of the record in the inputs taken end to end) breaks ties. */
+struct spl {
+	uint64_t key, pos;
+};
+
+static int spl_cmp(const void *a, const void *b)
+{
+	const struct spl *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The range of a record: how many splitters lie at or below it. */
+static size_t range_of(const struct spl *sp, size_t nsp, uint64_t key, uint64_t pos)
+{
+	size_t lo = 0, hi = nsp;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (key < sp[mid].key || (key == sp[mid].key && pos < sp[mid].pos))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+size_t part_count(uint64_t records, size_t cap)
+{
+	const double per = (double)cap * FILL;
+	const uint64_t n = (uint64_t)((double)records / (per < 1 ? 1 : per)) + 1;
+	return n < 2 ? 2 : (size_t)n;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* A stretch of one input, whole records, walked by one thread. */
+struct piece {
+	const struct enc_format *f;
+	const unsigned char *data;	/* the piece's first byte */
+	size_t len;
+	uint64_t pos;			/* its position in the inputs end to end */
+	const struct spl *sp;
+	size_t nsp;
+	size_t *at;			/* per range: bytes (count pass), then where
+					 * the next record goes (scatter pass) */
+	unsigned char *buf;		/* NULL: count only */
+	int rc;
+};
+
+/* Length of the record at p (kv: of the line, without its newline) and
+ * where the next one starts. */
+static size_t record_len(const struct enc_format *f, const unsigned char *p,
+			 const unsigned char *end, const unsigned char **next)
+{
+	const unsigned char *nl;
+	if (f->fmt == CLS_FMT_BIN) {
+		*next = p + f->rec_size;
+		return f->rec_size;
+	}
+	nl = memchr(p, '\n', (size_t)(end - p));
+	*next = nl ? nl + 1 : end;
+	return nl ? (size_t)(nl - p) : (size_t)(end - p);
+}
+
+static void piece_job(void *arg)
+{
+	struct piece *pc = arg;
+	const struct enc_format *f = pc->f;
+	const bool kv = f->fmt == CLS_FMT_KV;
+	const unsigned char *p = pc->data, *end = pc->data + pc->len, *next;
+
+	pc->rc = 0;
+	while (p < end) {
+		const size_t len = record_len(f, p, end, &next);
+		const size_t bytes = len + (kv ? 1 : 0);
+		uint64_t key = 0;
+		size_t r = 0;
+
+		/* A line without a key: with --skip-bad it goes to the first
+		 * range, whose encoding drops and counts it. */
+		if (enc_key(f, p, len, &key) == KEY_OK)
+			r = range_of(pc->sp, pc->nsp, key, pc->pos + (uint64_t)(p - pc->data));
+		else if (!f->skip_bad) {
+			pc->rc = PART_BAD_LINE;
+			return;
+		}
+		if (pc->buf) {
+			unsigned char *const dst = pc->buf + pc->at[r];
+			/* Constant sizes for the common records let memcpy be a move. */
+			switch (len) {
+			case 4: memcpy(dst, p, 4); break;
+			case 8: memcpy(dst, p, 8); break;
+			case 16: memcpy(dst, p, 16); break;
+			default: memcpy(dst, p, len); break;
+			}
+			if (kv)
+				dst[len] = '\n';
+		}
+		pc->at[r] += bytes;
+		p = next;
+	}
+}
+
+/* One thread's pieces: every step-th from first. */
+struct worker {
+	struct piece *pcs;
+	size_t n, first, step;
+};
+
+static void worker_job(void *arg)
+{
+	const struct worker *w = arg;
+	size_t i;
+	for (i = w->first; i < w->n; i += w->step)
+		piece_job(&w->pcs[i]);
+}
+
+/* Run piece_job over all pieces on up to threads threads. */
+static void run_pieces(struct piece *pcs, size_t n, unsigned threads)
+{
+	struct worker w[256];
+	unsigned t;
+
+	if (threads > 256)
+		threads = 256;
+	if (threads > n)
+		threads = n ? (unsigned)n : 1;
+	for (t = 0; t < threads; t++) {
+		w[t].pcs = pcs;
+		w[t].n = n;
+		w[t].first = t;
+		w[t].step = threads;
+	}
+	run_parallel(worker_job, w, sizeof w[0], threads);
+}
+
+/* Cut the inputs into pieces of whole records, about share bytes each. */
+static struct piece *make_pieces(const struct enc_format *f, const struct in_set *in,
+				 size_t share, size_t *count)
+{
+	size_t n = 0, cap = 16, i;
+	uint64_t base = 0;
+	struct piece *pcs = malloc(cap * sizeof *pcs);
+
+	for (i = 0; pcs && i < in->count; i++) {
+		const struct in_file *file = &in->files[i];
+		size_t off = 0;
+		while (off < file->size) {
+			size_t end = file->size - off > share ? off + share : file->size;
+			if (f->fmt == CLS_FMT_BIN) {
+				end -= (end - off) % f->rec_size;
+				if (end == off)
+					end = file->size;
+			} else if (end < file->size) {
+				const unsigned char *nl = memchr(file->data + end - 1, '\n',
+								 file->size - (end - 1));
+				end = nl ? (size_t)(nl - file->data) + 1 : file->size;
+			}
+			if (n == cap) {
+				struct piece *g = realloc(pcs, 2 * cap * sizeof *pcs);
+				if (!g) {
+					free(pcs);
+					return NULL;
+				}
+				pcs = g;
+				cap *= 2;
+			}
+			memset(&pcs[n], 0, sizeof pcs[n]);
+			pcs[n].f = f;
+			pcs[n].data = file->data + off;
+			pcs[n].len = end - off;
+			pcs[n].pos = base + off;
+			n++;
+			off = end;
+		}
+		base += file->size;
+	}
+	*count = n;
+	return pcs;
+}
+
+/* A sampled record, and the share of the records it stands for. */
+struct smp {
+	struct spl at;
+	double weight;
+};
+
+static int smp_cmp(const void *a, const void *b)
+{
+	return spl_cmp(&((const struct smp *)a)->at, &((const struct smp *)b)->at);
+}
+
+/* Sample up to want records of the inputs, at pseudo-random places.  A kv
+ * line is found through a random byte, so long lines are found more often:
+ * each counts for the inverse of its length.  Lines without a key are left
+ * out. */
+static size_t sample(const struct enc_format *f, const struct in_set *in, size_t want,
+		     struct smp *out)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < want; i++) {
+		uint64_t at = mix(i + 1) % in->bytes, base = 0;
+		const struct in_file *file = in->files;
+		const unsigned char *p, *next;
+		size_t len;
+		while (at >= file->size) {
+			at -= file->size;
+			base += file->size;
+			file++;
+		}
+		if (f->fmt == CLS_FMT_BIN) {
+			at -= at % f->rec_size;
+		} else {
+			while (at > 0 && file->data[at - 1] != '\n')
+				at--;
+		}
+		p = file->data + at;
+		len = record_len(f, p, file->data + file->size, &next);
+		if (enc_key(f, p, len, &out[n].at.key) == KEY_OK) {
+			out[n].at.pos = base + at;
+			out[n++].weight = f->fmt == CLS_FMT_BIN ? 1.0 : 1.0 / (double)(len + 1);
+		}
+	}
+	return n;
+}
+
+int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
+	       struct part_set *p)
+{
+	const size_t nranges = part_count(records, cap);
+	const size_t want = nranges * SAMPLES < records ? nranges * SAMPLES : (size_t)records;
+	struct smp *smp = calloc(want ? want : 1, sizeof *smp);
+	struct spl *sp = calloc(nranges, sizeof *sp);
+	const size_t share = in->bytes / ((size_t)f->threads * PIECES_PER_THREAD) + 1;
+	size_t npieces = 0, nsp = 0, stride, i, r, got;
+	struct piece *pcs = NULL;
+	size_t *at = NULL;
+	size_t total = 0;
+	double weight = 0, acc = 0;
+	int rc = CLS_E_FAIL;
+
+	memset(p, 0, sizeof *p);
+	if (!smp || !sp)
+		goto nomem;
+	got = in->bytes ? sample(f, in, want, smp) : 0;
+	qsort(smp, got, sizeof *smp, smp_cmp);
+	/* Splitter r closes range r - 1: where the samples' running weight
+	 * passes r / nranges of their whole weight. */
+	for (i = 0; i < got; i++)
+		weight += smp[i].weight;
+	for (i = 0, r = 1; i < got && r < nranges; i++) {
+		acc += smp[i].weight;
+		while (r < nranges && acc >= weight * (double)r / (double)nranges) {
+			sp[nsp++] = smp[i].at;
+			r++;
+		}
+	}
+	pcs = make_pieces(f, in, share, &npieces);
+	/* Each piece's counters on cache lines of their own: the threads
+	 * update them for every record. */
+	stride = (nsp + 1 + 7) / 8 * 8;
+	at = aligned_alloc(64, (npieces * stride + 8) * sizeof *at);
+	if (!pcs || !at)
+		goto nomem;
+	memset(at, 0, (npieces * stride + 8) * sizeof *at);
+	for (i = 0; i < npieces; i++) {
+		pcs[i].sp = sp;
+		pcs[i].nsp = nsp;
+		pcs[i].at = at + i * stride;
+	}
+	/* Count each piece's bytes per range... */
+	run_pieces(pcs, npieces, f->threads);
+	for (i = 0; i < npieces; i++)
+		if (pcs[i].rc) {
+			rc = pcs[i].rc;
+			goto out;
+		}
+	p->count = nsp + 1;
+	p->ranges = calloc(p->count, sizeof *p->ranges);
+	p->files = calloc(p->count, sizeof *p->files);
+	if (!p->ranges || !p->files)
+		goto nomem;
+	/* ...turn the counts into where each piece's records of each range
+	 * go: ranges in key order, and inside a range the pieces in input
+	 * order, which keeps the copy stable... */
+	for (r = 0; r < p->count; r++) {
+		const size_t start = total;
+		for (i = 0; i < npieces; i++) {
+			const size_t bytes = pcs[i].at[r];
+			pcs[i].at[r] = total;
+			total += bytes;
+		}
+		p->files[r].name = "the input";
+		p->files[r].size = total - start;
+		p->ranges[r].files = &p->files[r];
+		p->ranges[r].count = 1;
+		p->ranges[r].bytes = total - start;
+	}
+	p->buf_len = total;
+	p->buf = total ? malloc(total) : NULL;
+	if (total && !p->buf)
+		goto nomem;
+	for (r = 0, total = 0; r < p->count; r++) {
+		p->files[r].data = p->buf ? p->buf + total : (const unsigned char *)"";
+		total += p->files[r].size;
+	}
+	/* ...and copy them there. */
+	for (i = 0; i < npieces; i++)
+		pcs[i].buf = p->buf;
+	run_pieces(pcs, npieces, f->threads);
+	rc = 0;
+	goto out;
+nomem:
+	msg_errno(ENOMEM, "cannot cut the input into key ranges");
+out:
+	if (rc)
+		part_free(p);
+	free(smp);
+	free(sp);
+	free(pcs);
+	free(at);
+	return rc;
+}
+
+void part_free(struct part_set *p)
+{
+	free(p->buf);
+	free(p->files);
+	free(p->ranges);
+	memset(p, 0, sizeof *p);
+}
