@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +45,20 @@ void cls_defaults(struct cls_opts *o)
 	}
 }
 
+/* -v: the most memory the sort held at once.  The resident set counts the
+ * pages of the mapped inputs and of a mapped -o output that were touched,
+ * which the --memory budget leaves out. */
+static void report_peak(const struct in_set *in, const struct cls_opts *o)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		msg_info(1, "peak resident memory %llu MiB (budget %llu MiB, beside the mapped "
+			 "input of %llu MiB and a mapped output)",
+			 (unsigned long long)ru.ru_maxrss >> 10,
+			 (unsigned long long)(o->memory_bytes >> 20),
+			 (unsigned long long)(in->bytes >> 20));
+}
+
 int cls_run(const struct cls_opts *o)
 {
 	struct enc_format f;
@@ -75,6 +90,7 @@ int cls_run(const struct cls_opts *o)
 	if (rc == 0) {
 		rc = out_finish(&out);
 		msg_info(1, "total %.3f s", now_sec() - t0);
+		report_peak(&in, o);
 	} else {
 		out_abort(&out);
 	}
