@@ -3,8 +3,8 @@
  * written at the buffer's last byte by clEnqueueFillBuffer, by
  * clEnqueueFillBuffer with a 4-byte pattern over the last word, by
  * clEnqueueWriteBuffer and by a kernel, and reads the byte back.  Each try
- * has a context of its own: on some drivers one failure leaves the whole
- * context unusable, and every later command in it fails too.
+ * runs in a process of its own: on some drivers one failure leaves the
+ * device unusable to the process, and every later command fails too.
  *
  *   bufprobe [-d PLATFORM:DEVICE] [SIZE_MIB...]
  *
@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *src =
 	"__kernel void poke(__global uchar *b, const ulong at, const uchar v) { b[at] = v; }\n";
@@ -96,13 +98,23 @@ out:
 	return err;
 }
 
+/* Device di of platform pi, or NULL. */
+static cl_device_id find_device(unsigned pi, unsigned di)
+{
+	cl_platform_id plats[16];
+	cl_device_id devs[16];
+	cl_uint np = 0, nd = 0;
+	if (clGetPlatformIDs(16, plats, &np) || pi >= np ||
+	    clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, 16, devs, &nd) || di >= nd)
+		return NULL;
+	return devs[di];
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t dflt[] = { 1024, 2048, 2049, 3072, 4096, 4097, 6144, 8192, 8193 };
 	unsigned pi = 0, di = 0;
-	cl_platform_id plats[16];
-	cl_device_id devs[16];
-	cl_uint np = 0, nd = 0;
+	cl_device_id dev;
 	cl_ulong max_alloc = 0;
 	char name[256];
 	int a = 1, i;
@@ -114,26 +126,47 @@ int main(int argc, char **argv)
 		}
 		a = 3;
 	}
-	if (clGetPlatformIDs(16, plats, &np) || pi >= np ||
-	    clGetDeviceIDs(plats[pi], CL_DEVICE_TYPE_ALL, 16, devs, &nd) || di >= nd) {
-		fprintf(stderr, "bufprobe: no device %u:%u\n", pi, di);
-		return 2;
+	/* The parent only forks: each child opens the device afresh. */
+	{
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (!(dev = find_device(pi, di)))
+				_exit(2);
+			clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL);
+			clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc,
+					NULL);
+			printf("device: %s, largest buffer %llu MiB\n", name,
+			       (unsigned long long)(max_alloc >> 20));
+			fflush(stdout);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &i, 0) < 0 || !WIFEXITED(i) || WEXITSTATUS(i) == 2) {
+			fprintf(stderr, "bufprobe: no device %u:%u\n", pi, di);
+			return 2;
+		}
 	}
-	clGetDeviceInfo(devs[di], CL_DEVICE_NAME, sizeof name, name, NULL);
-	clGetDeviceInfo(devs[di], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-	printf("device: %s, largest buffer %llu MiB\n", name, (unsigned long long)(max_alloc >> 20));
 	for (i = 0; i < (a < argc ? argc - a : (int)(sizeof dflt / sizeof dflt[0])); i++) {
 		const size_t mib = a < argc ? strtoull(argv[a + i], NULL, 10) : dflt[i];
 		const size_t size = mib << 20;
-		int w;
-		if (size > max_alloc)
-			continue;
+		int w, st;
 		for (w = FILL; w <= KERNEL; w++) {
-			const cl_int r = probe(devs[di], size, size - 1, (enum way)w);
-			printf("%6zu MiB, last byte at %% 2^32 = 0x%08llx, %-6s: %s (%d)\n", mib,
-			       (unsigned long long)((size - 1) & 0xffffffffu), way_name[w],
-			       r == CL_SUCCESS ? "ok" : "FAILED", r);
-			fflush(stdout);
+			pid_t pid = fork();
+			if (pid == 0) {
+				cl_int r;
+				dev = find_device(pi, di);
+				clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+						&max_alloc, NULL);
+				if (size > max_alloc)
+					_exit(0);
+				r = probe(dev, size, size - 1, (enum way)w);
+				printf("%6zu MiB, last byte at %% 2^32 = 0x%08llx, %-6s: %s (%d)\n", mib,
+				       (unsigned long long)((size - 1) & 0xffffffffu), way_name[w],
+				       r == CL_SUCCESS ? "ok" : "FAILED", r);
+				fflush(stdout);
+				_exit(0);
+			}
+			if (pid > 0)
+				waitpid(pid, &st, 0);
 		}
 	}
 	return 0;
