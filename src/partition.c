@@ -2,6 +2,7 @@
 #include "partition.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,18 +32,76 @@ static int spl_cmp(const void *a, const void *b)
 	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* The range of a record: how many splitters lie at or below it. */
-static size_t range_of(const struct spl *sp, size_t nsp, uint64_t key, uint64_t pos)
+/* The range of a record: how many splitters lie at or below it, by a
+ * binary search without branches (with random keys every comparison
+ * would be a coin toss for the branch predictor). */
+static size_t range_search(const struct spl *sp, size_t nsp, uint64_t key, uint64_t pos)
 {
-	size_t lo = 0, hi = nsp;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (key < sp[mid].key || (key == sp[mid].key && pos < sp[mid].pos))
-			hi = mid;
-		else
-			lo = mid + 1;
+	const struct spl *b = sp;
+	size_t n = nsp;
+
+	if (n == 0)
+		return 0;
+	while (n > 1) {
+		const size_t half = n / 2;
+		const struct spl *m = b + half - 1;
+		const bool le = (m->key < key) | ((m->key == key) & (m->pos <= pos));
+		b = le ? b + half : b;
+		n -= half;
 	}
-	return lo;
+	return (size_t)(b - sp) + ((b->key < key) | ((b->key == key) & (b->pos <= pos)));
+}
+
+#define CLASS_BITS 12
+#define CLASS_MIXED 0xffff
+
+/* The splitters, and a table that answers range_search for most keys in
+ * one load: the keys from the first splitter's to the last one's cut into
+ * 2^CLASS_BITS slots; a slot that holds no splitter key lies in one range,
+ * the others (CLASS_MIXED) are searched. */
+struct classifier {
+	const struct spl *sp;
+	size_t nsp;
+	uint64_t lo, hi;
+	unsigned shift;
+	uint16_t slot[1u << CLASS_BITS];
+};
+
+static void class_init(struct classifier *c, const struct spl *sp, size_t nsp)
+{
+	size_t i, j = 0;
+
+	c->sp = sp;
+	c->nsp = nsp;
+	c->shift = 0;
+	if (nsp == 0)
+		return;
+	c->lo = sp[0].key;
+	c->hi = sp[nsp - 1].key;
+	while (c->shift < 64 && ((c->hi - c->lo) >> c->shift) >= (1u << CLASS_BITS))
+		c->shift++;
+	for (i = 0; i <= ((c->hi - c->lo) >> c->shift); i++) {
+		const uint64_t first = c->lo + ((uint64_t)i << c->shift);
+		uint64_t last = first + (((uint64_t)1 << c->shift) - 1);
+		if (last < first)
+			last = UINT64_MAX;
+		/* The splitters below the slot; is one inside it? */
+		while (j < nsp && sp[j].key < first)
+			j++;
+		c->slot[i] = j < nsp && sp[j].key <= last ? CLASS_MIXED : (uint16_t)j;
+	}
+}
+
+static size_t range_of(const struct classifier *c, uint64_t key, uint64_t pos)
+{
+	size_t r;
+
+	if (c->nsp == 0 || key < c->lo)
+		return 0;
+	if (key > c->hi)
+		return c->nsp;
+	r = c->slot[(key - c->lo) >> c->shift];
+	return r != CLASS_MIXED ? r : range_search(c->sp, c->nsp, key, pos);
 }
 
 size_t part_count(uint64_t records, size_t cap)
@@ -67,8 +126,7 @@ struct piece {
 	const unsigned char *data;	/* the piece's first byte */
 	size_t len;
 	uint64_t pos;			/* its position in the inputs end to end */
-	const struct spl *sp;
-	size_t nsp;
+	const struct classifier *cls;
 	size_t *at;			/* per range: bytes (count pass), then where
 					 * the next record goes (scatter pass) */
 	unsigned char *buf;		/* NULL: count only */
@@ -107,7 +165,7 @@ static void piece_job(void *arg)
 		/* A line without a key: with --skip-bad it goes to the first
 		 * range, whose encoding drops and counts it. */
 		if (enc_key(f, p, len, &key) == KEY_OK)
-			r = range_of(pc->sp, pc->nsp, key, pc->pos + (uint64_t)(p - pc->data));
+			r = range_of(pc->cls, key, pc->pos + (uint64_t)(p - pc->data));
 		else if (!f->skip_bad) {
 			pc->rc = PART_BAD_LINE;
 			return;
@@ -260,6 +318,7 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	const size_t want = nranges * SAMPLES < records ? nranges * SAMPLES : (size_t)records;
 	struct smp *smp = calloc(want ? want : 1, sizeof *smp);
 	struct spl *sp = calloc(nranges, sizeof *sp);
+	struct classifier *cls = malloc(sizeof *cls);
 	const size_t share = in->bytes / ((size_t)f->threads * PIECES_PER_THREAD) + 1;
 	size_t npieces = 0, nsp = 0, stride, i, r, got;
 	struct piece *pcs = NULL;
@@ -269,7 +328,7 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	int rc = CLS_E_FAIL;
 
 	memset(p, 0, sizeof *p);
-	if (!smp || !sp)
+	if (!smp || !sp || !cls)
 		goto nomem;
 	got = in->bytes ? sample(f, in, want, smp) : 0;
 	qsort(smp, got, sizeof *smp, smp_cmp);
@@ -292,9 +351,9 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	if (!pcs || !at)
 		goto nomem;
 	memset(at, 0, (npieces * stride + 8) * sizeof *at);
+	class_init(cls, sp, nsp);
 	for (i = 0; i < npieces; i++) {
-		pcs[i].sp = sp;
-		pcs[i].nsp = nsp;
+		pcs[i].cls = cls;
 		pcs[i].at = at + i * stride;
 	}
 	/* Count each piece's bytes per range... */
@@ -329,6 +388,9 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	p->buf = total ? malloc(total) : NULL;
 	if (total && !p->buf)
 		goto nomem;
+	/* Faulting the copy's pages in, all threads at once, is several
+	 * times faster than the scatter taking one fault per page. */
+	populate_parallel(p->buf, total, f->threads);
 	for (r = 0, total = 0; r < p->count; r++) {
 		p->files[r].data = p->buf ? p->buf + total : (const unsigned char *)"";
 		total += p->files[r].size;
@@ -346,6 +408,7 @@ out:
 		part_free(p);
 	free(smp);
 	free(sp);
+	free(cls);
 	free(pcs);
 	free(at);
 	return rc;
