@@ -164,8 +164,13 @@ static size_t record_len(const struct enc_format *f, const unsigned char *p,
 static inline __attribute__((always_inline)) void bin_records(struct piece *pc, size_t size)
 {
 	const struct enc_format *f = pc->f;
+	const struct classifier *const c = pc->cls;
 	const bool narrow = f->kt->width == 4;
 	const size_t count = pc->len / size;
+	/* In locals, and restrict: the stores must not make the compiler
+	 * load them again for every record. */
+	size_t *restrict const at = pc->at;
+	unsigned char *restrict const buf = pc->buf;
 	union {
 		uint32_t k32[BLOCK];
 		uint64_t k64[BLOCK];
@@ -175,13 +180,17 @@ static inline __attribute__((always_inline)) void bin_records(struct piece *pc, 
 	for (done = 0; done < count; done += BLOCK) {
 		const size_t n = count - done < BLOCK ? count - done : BLOCK;
 		const unsigned char *const p = pc->data + done * size;
+		const uint64_t pos = pc->pos + done * size;
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
+		if (!buf) {
+			for (i = 0; i < n; i++)
+				at[range_of(c, narrow ? k.k32[i] : k.k64[i], pos + i * size)] += size;
+			continue;
+		}
 		for (i = 0; i < n; i++) {
-			const uint64_t key = narrow ? k.k32[i] : k.k64[i];
-			const size_t r = range_of(pc->cls, key, pc->pos + (done + i) * size);
-			if (pc->buf)
-				memcpy(pc->buf + pc->at[r], p + i * size, size);
-			pc->at[r] += size;
+			const size_t r = range_of(c, narrow ? k.k32[i] : k.k64[i], pos + i * size);
+			memcpy(buf + at[r], p + i * size, size);
+			at[r] += size;
 		}
 	}
 }
