@@ -1,0 +1,16 @@
+/* The host sort: a stable LSD radix sort of sort words, 11 bits a pass,
+ * on host threads. */
+#ifndef CLSORT_RADIX_H
+#define CLSORT_RADIX_H
+
+#include <stddef.h>
+
+#include "keys.h"
+
+/* Sort words[0..n) of kind ascending by unsigned value (WORD128: hi, then
+ * lo), keeping equal words in their order, on up to threads threads (0
+ * counts as 1).  0, or CLS_E_FAIL after a message when the scratch array of
+ * n words cannot be allocated. */
+int radix_sort(void *words, size_t n, enum word_kind kind, unsigned threads);
+
+#endif

@@ -1,0 +1,175 @@
+/* Unit tests of the host sort (radix.h): radix_sort against qsort, for
+ * every word kind, several thread counts, sizes around the insertion sort's
+ * and the threads' limits, and data shapes that skip passes or none. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+#include "radix.h"
+#include "tap.h"
+
+enum shape { RANDOM, EQUAL, SORTED, REVERSED, FEW, TOP_BYTE, BOTTOM_BYTE, SAME_HI, SHAPES };
+
+static const char *const shape_names[SHAPES] = {
+	"random", "all equal", "sorted", "reversed", "few distinct", "top byte only",
+	"bottom byte only", "equal hi, distinct lo",
+};
+
+static const char *const kind_names[] = { "u32", "u64", "128-bit" };
+
+/* xorshift64*, fixed seed: reproducible words. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static int cmp32(const void *a, const void *b)
+{
+	const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp128(const void *a, const void *b)
+{
+	const struct word128 *x = a, *y = b;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int (*const cmps[])(const void *, const void *) = { cmp32, cmp64, cmp128 };
+
+static void put(void *w, size_t i, enum word_kind kind, uint64_t hi, uint64_t lo)
+{
+	switch (kind) {
+	case WORD32:
+		((uint32_t *)w)[i] = (uint32_t)lo;
+		break;
+	case WORD64:
+		((uint64_t *)w)[i] = lo;
+		break;
+	case WORD128:
+		((struct word128 *)w)[i].hi = hi;
+		((struct word128 *)w)[i].lo = lo;
+		break;
+	}
+}
+
+/* The top byte of a word of kind, as a shift of hi (WORD128) or lo. */
+static unsigned top_shift(enum word_kind kind)
+{
+	return kind == WORD32 ? 24 : 56;
+}
+
+static void fill(void *w, size_t n, enum word_kind kind, enum shape shape)
+{
+	const uint64_t base = rnd(), base2 = rnd();
+	uint64_t few[5];
+	size_t i;
+
+	for (i = 0; i < 5; i++)
+		few[i] = rnd();
+	for (i = 0; i < n; i++) {
+		switch (shape) {
+		default:	/* random, or sorted or reversed below */
+			put(w, i, kind, rnd(), rnd());
+			break;
+		case EQUAL:
+			put(w, i, kind, base, base2);
+			break;
+		case FEW:
+			put(w, i, kind, few[rnd() % 5], few[rnd() % 3]);
+			break;
+		case TOP_BYTE: {
+			const uint64_t top = (rnd() & 0xff) << top_shift(kind);
+			if (kind == WORD128)
+				put(w, i, kind, (base & ~(0xffull << 56)) | top, base2);
+			else
+				put(w, i, kind, base, (base & ~(0xffull << top_shift(kind))) | top);
+			break;
+		}
+		case BOTTOM_BYTE:
+			put(w, i, kind, base, (base2 & ~0xffull) | (rnd() & 0xff));
+			break;
+		case SAME_HI:
+			/* A bijection of i: distinct, in no order. */
+			put(w, i, kind, base, (uint64_t)i * 0x9e3779b97f4a7c15ull);
+			break;
+		}
+	}
+	if (shape == SORTED || shape == REVERSED)
+		qsort(w, n, word_size(kind), cmps[kind]);
+	if (shape == REVERSED) {
+		const size_t ws = word_size(kind);
+		unsigned char *const b = w, tmp[16];
+		for (i = 0; i < n / 2; i++) {
+			memcpy(tmp, b + i * ws, ws);
+			memcpy(b + i * ws, b + (n - 1 - i) * ws, ws);
+			memcpy(b + (n - 1 - i) * ws, tmp, ws);
+		}
+	}
+}
+
+static void *alloc(size_t bytes)
+{
+	void *p = malloc(bytes ? bytes : 1);
+	if (!p) {
+		printf("Bail out! out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+/* One input, sorted by qsort once and by radix_sort on each thread count. */
+static void check(enum word_kind kind, size_t n, enum shape shape)
+{
+	static const unsigned threads[] = { 1, 2, 3, 8 };
+	const size_t bytes = n * word_size(kind);
+	void *const in = alloc(bytes), *const want = alloc(bytes), *const got = alloc(bytes);
+	size_t t;
+
+	fill(in, n, kind, shape);
+	memcpy(want, in, bytes);
+	qsort(want, n, word_size(kind), cmps[kind]);
+	for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+		int rc;
+		memcpy(got, in, bytes);
+		rc = radix_sort(got, n, kind, threads[t]);
+		ok(rc == 0 && memcmp(got, want, bytes) == 0, "%s, %s, n=%zu, %u thread%s: as qsort",
+		   kind_names[kind], shape_names[shape], n, threads[t], threads[t] == 1 ? "" : "s");
+	}
+	free(got);
+	free(want);
+	free(in);
+}
+
+int main(void)
+{
+	static const size_t sizes[] = {
+		0, 1, 2, 3, 255, 256, 257, 65535, 65537, ((size_t)1 << 20) - 1, ((size_t)1 << 20) + 1,
+	};
+	const enum word_kind kinds[] = { WORD32, WORD64, WORD128 };
+	size_t k, i;
+	int s;
+
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+			for (s = 0; s < SHAPES; s++)
+				if (s != SAME_HI || kinds[k] == WORD128)
+					check(kinds[k], sizes[i], (enum shape)s);
+	return done_testing();
+}
