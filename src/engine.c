@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "radix.h"
 #include "util.h"
 
 /* Most substages one global pass fuses in registers (2^K words per
@@ -692,27 +693,7 @@ void eng_times(const struct engine *e, struct eng_times *t)
 		msg_info(2, "kernel time: %s", line);
 }
 
-static int cmp32(const void *a, const void *b)
+int host_sort(void *words, size_t n, enum word_kind kind, unsigned threads)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
-}
-
-static int cmp64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-static int cmp128(const void *a, const void *b)
-{
-	const struct word128 *x = a, *y = b;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
-void host_sort(void *words, size_t n, enum word_kind kind)
-{
-	qsort(words, n, word_size(kind), kind == WORD32 ? cmp32 : kind == WORD64 ? cmp64 : cmp128);
+	return radix_sort(words, n, kind, threads);
 }

@@ -48,8 +48,10 @@ struct eng_times {
 };
 void eng_times(const struct engine *e, struct eng_times *t);
 
-/* Sort words[0..n) on the host: the path for inputs too small to be worth
- * a device. */
-void host_sort(void *words, size_t n, enum word_kind kind);
+/* Sort words[0..n) on the host, on up to threads threads: the path for
+ * inputs too small to be worth a device.  0, or CLS_E_FAIL after a message
+ * when the sort's scratch memory (as much again as the words) cannot be
+ * had. */
+int host_sort(void *words, size_t n, enum word_kind kind, unsigned threads);
 
 #endif

@@ -75,7 +75,7 @@ static const struct poptOption options[] = {
 	{ "local-kernel", '\0', POPT_ARG_STRING, &local_arg, OPT_LOCAL,
 	  "tile sort kernel: bitonic (default) or merge", "KERNEL" },
 	{ "parallel", '\0', POPT_ARG_LONG, &parallel_arg, OPT_PARALLEL,
-	  "host threads for parsing and encoding (default: online CPUs)", "N" },
+	  "host threads for parsing, encoding, merging and host sorts (default: online CPUs)", "N" },
 	{ "verbose", 'v', POPT_ARG_NONE, NULL, 'v',
 	  "report the device and the time of each phase on stderr (twice: more)", NULL },
 	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },

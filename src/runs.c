@@ -804,7 +804,7 @@ static void *warm_out(void *arg)
 static void *warm_rate(void *arg)
 {
 	struct warm *w = arg;
-	w->host_rate = thr_host_rate(w->kind);
+	w->host_rate = thr_host_rate(w->kind, w->threads);
 	return NULL;
 }
 
@@ -1054,11 +1054,13 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		t0 = now_sec();
 	}
 	if (s->host) {
-		host_sort(b->words, b->n, s->f->kind);
-		measure_host(s, b->n, now_sec() - t0);
-		if (warm)
-			warm_out_done(warm);
-		rc = out_emit(w, s->f, b, b->words, b->n);
+		rc = host_sort(b->words, b->n, s->f->kind, s->f->threads);
+		if (rc == 0) {
+			measure_host(s, b->n, now_sec() - t0);
+			if (warm)
+				warm_out_done(warm);
+			rc = out_emit(w, s->f, b, b->words, b->n);
+		}
 	} else {
 		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
 	}

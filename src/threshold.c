@@ -62,12 +62,13 @@ void thr_store(struct thr_entry *e)
 		cache_replace(path, text, (size_t)len, NULL, 0);
 }
 
-double thr_host_rate(enum word_kind kind)
+double thr_host_rate(enum word_kind kind, unsigned threads)
 {
 	const size_t n = (size_t)1 << 16, ws = word_size(kind);
 	uint64_t x = 0x9e3779b97f4a7c15ull, *w;
 	size_t i;
 	double t0, t;
+	int rc;
 
 	w = malloc(n * ws);
 	if (!w)
@@ -79,10 +80,10 @@ double thr_host_rate(enum word_kind kind)
 		w[i] = x;
 	}
 	t0 = now_sec();
-	host_sort(w, n, kind);
+	rc = host_sort(w, n, kind, threads);
 	t = now_sec() - t0;
 	free(w);
-	return thr_rate(n, t);
+	return rc ? 0 : thr_rate(n, t);
 }
 
 double thr_rate(size_t n, double seconds)

@@ -37,8 +37,9 @@ void thr_store(struct thr_entry *e);
 double thr_rate(size_t n, double seconds);
 
 /* host_rate of host_sort on words of kind, timed on a sample of random
- * words. */
-double thr_host_rate(enum word_kind kind);
+ * words sorted on up to threads threads, as host runs sort them; 0 when
+ * the sample cannot be sorted. */
+double thr_host_rate(enum word_kind kind, unsigned threads);
 
 /* The largest record count n, at most THR_MAX, at which the host's
  * host_rate * n * log2(n) is still no more than the device's
