@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "clsort.h"
-#include "runs.h"
+#include "tmpfile.h"
 #include "util.h"
 
 static int map_fd(struct in_file *f, int fd, size_t size)

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpfile.h"
 #include "util.h"
 
 #define OUT_BUF (4u << 20)
@@ -21,47 +21,6 @@
 #define COPY_SPLIT ((size_t)4 << 20)
 #define COPY_SHARE ((size_t)1 << 20)
 #define COPY_MAX_THREADS 64
-
-/* The -o temporary file, and a temporary file between its creation and
- * its unlinking, for the signal handler to remove. */
-static char *volatile pending_tmp;
-static char *volatile pending_named;
-
-void out_guard_path(char *path)
-{
-	pending_named = path;
-}
-
-static void on_signal(int sig)
-{
-	char *p = pending_tmp, *q = pending_named;
-	if (p)
-		unlink(p);
-	if (q)
-		unlink(q);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-void out_install_signals(void)
-{
-	/* SIGBUS: a store into a mapped -o file that the file system could
-	 * not back after all. */
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGBUS };
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		struct sigaction old;
-		/* A signal ignored by our parent stays ignored. */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
 
 static int init(struct out_writer *w, int fd, const char *name, size_t cap)
 {
@@ -125,7 +84,7 @@ int out_open_final(struct out_writer *w, const char *path)
 		free(tmp);
 		return CLS_E_FAIL;
 	}
-	pending_tmp = tmp;
+	tmp_guard_output(tmp);
 	/* Keep an existing file's permissions; a new one gets 0666 & ~umask. */
 	if (stat(path, &st) == 0) {
 		fchmod(fd, st.st_mode & 07777);
@@ -345,7 +304,7 @@ int out_finish(struct out_writer *w)
 			msg_errno(errno, "cannot rename the output into %s", w->final_path);
 			rc = CLS_E_FAIL;
 		} else {
-			pending_tmp = NULL;
+			tmp_guard_output(NULL);
 			free(w->tmp_path);
 			w->tmp_path = NULL;
 		}
@@ -373,7 +332,7 @@ void out_abort(struct out_writer *w)
 		if (w->fd >= 0)
 			close(w->fd);
 		unlink(w->tmp_path);
-		pending_tmp = NULL;
+		tmp_guard_output(NULL);
 		free(w->tmp_path);
 		w->tmp_path = NULL;
 		w->fd = -1;

@@ -27,14 +27,6 @@ struct out_writer {
 	unsigned threads;	/* for copies into the mapping */
 };
 
-/* Catch SIGINT, SIGTERM, SIGHUP and SIGBUS to remove a partial -o file before
- * dying of the signal. */
-void out_install_signals(void);
-
-/* While path (a buffer that stays valid) is not NULL, the handler above
- * removes that file too: for temporary files between creation and unlink. */
-void out_guard_path(char *path);
-
 /* The final output: stdout when path is NULL, else path, written through a
  * temporary file in its directory when it is (or will be) a regular file.
  * 0 or CLS_E_FAIL after a message. */

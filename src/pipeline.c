@@ -12,6 +12,7 @@
 #include "input.h"
 #include "output.h"
 #include "runs.h"
+#include "tmpfile.h"
 #include "util.h"
 
 /* Half the memory the system says is available, at least 64 MiB. */
@@ -70,7 +71,7 @@ int cls_run(const struct cls_opts *o)
 	util_verbose = o->verbose;
 	if (enc_setup(&f, o))
 		return CLS_E_FAIL;
-	out_install_signals();
+	tmp_install_signals();
 	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
 		return CLS_E_FAIL;
 	rc = enc_validate(&f, &in);

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +15,7 @@
 #include "engine.h"
 #include "partition.h"
 #include "threshold.h"
+#include "tmpfile.h"
 #include "util.h"
 
 /* Merge sources give back pages this often: with many sources, what they
@@ -28,33 +28,6 @@
 /* Inputs that would take more key ranges than this are sorted in runs and
  * merged instead: each range costs a pass of its own on the device. */
 #define MAX_RANGES 4096
-
-int tmp_create(const char *dir)
-{
-	char *path = tmp_template(dir, "/clsort.");
-	sigset_t all, old;
-	int fd, err;
-
-	if (!path) {
-		msg_errno(ENOMEM, "cannot create a temporary file in %s", dir);
-		return -1;
-	}
-	/* A signal while the file still has a name: this thread does not take
-	 * it, and whichever thread does removes the file before dying. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	out_guard_path(path);
-	fd = mkostemp(path, O_CLOEXEC);
-	err = errno;
-	if (fd >= 0)
-		unlink(path);
-	out_guard_path(NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (fd < 0)
-		msg_errno(err, "cannot create a temporary file in %s", dir);
-	free(path);
-	return fd;
-}
 
 /* A sorted run in output form: in memory, or in a mapped temporary file. */
 struct run {

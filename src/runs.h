@@ -10,11 +10,6 @@
 #include "input.h"
 #include "output.h"
 
-/* A new temporary file in dir, already unlinked so that nothing is left
- * behind however the process ends.  The fd, or -1 after a message naming
- * the directory. */
-int tmp_create(const char *dir);
-
 /* Sort everything in `in` into out.  0, CLS_E_PIPE or CLS_E_FAIL. */
 int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 	      struct out_writer *out);

@@ -1,0 +1,21 @@
+/* Temporary files: the unlinked ones that spilled runs and streamed
+ * inputs live in, and the removal of named ones (the -o temporary file, a
+ * new temporary file before its unlinking) when a signal ends the
+ * process. */
+#ifndef CLSORT_TMPFILE_H
+#define CLSORT_TMPFILE_H
+
+/* Catch SIGINT, SIGTERM, SIGHUP and SIGBUS to remove the guarded files
+ * before dying of the signal. */
+void tmp_install_signals(void);
+
+/* While path (a buffer that stays valid) is not NULL, the handler above
+ * removes that file: for the -o temporary file until it is renamed. */
+void tmp_guard_output(char *path);
+
+/* A new temporary file in dir, already unlinked so that nothing is left
+ * behind however the process ends.  The fd, or -1 after a message naming
+ * the directory. */
+int tmp_create(const char *dir);
+
+#endif
