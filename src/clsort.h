@@ -36,7 +36,6 @@ struct cls_opts {
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */
 	const char *device;	/* device spec */
-	bool device_explicit;	/* --device given: never sort on the host */
 	uint64_t buffer_bytes;	/* -S in bytes, 0 = default */
 	double buffer_percent;	/* -S N%, 0 = not given */
 	uint64_t memory_bytes;	/* --memory, 0 = default */

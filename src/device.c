@@ -507,6 +507,7 @@ int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
 		clReleaseProgram(prog);
 		goto out;
 	}
+	d->t_build += now_sec() - t0;
 	msg_info(2, "program built in %.3f s", now_sec() - t0);
 	if (util_verbose >= 2) {
 		size_t size = 0;

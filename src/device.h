@@ -35,6 +35,7 @@ struct dev_ctx {
 	size_t max_wg;
 	cl_uint compute_units;
 	unsigned pi, di;	/* indices, as -L prints them */
+	double t_build;		/* seconds spent building programs the cache did not have */
 };
 
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */

@@ -1,57 +1,86 @@
-/* The in-core device sort: one array of sort words, at most
- * eng_max_words() of them, sorted ascending by unsigned value on the
- * device: tile sorts in local memory, then global passes (bitonic merges
- * on a GPU, merge-path merges on a CPU device). */
+/* The sort engines, behind one interface: an engine is opened for one
+ * word kind, says how many sort words one run may hold, sorts runs of up
+ * to that many (ascending by unsigned value, equal words kept in order),
+ * and is closed.  Runs, merge and output do not know which engine they
+ * drive: the OpenCL engine (src/cl_engine.c) or the host engine
+ * (src/host_engine.c). */
 #ifndef CLSORT_ENGINE_H
 #define CLSORT_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "clsort.h"
-#include "device.h"
 #include "keys.h"
 
-/* Returned when the device cannot hold the words asked for: the caller
- * may retry with fewer. */
-#define ENG_E_NOMEM (-10)
+/* The device name of the host engine. */
+#define ENG_HOST "host"
 
-struct engine;
-
-/* Build the kernels for words of this kind on an open device.  local picks
- * the tile kernel (rank merge or bitonic network).  0 or CLS_E_FAIL. */
-int eng_open(struct engine **e, struct dev_ctx *d, enum word_kind kind, enum cls_local local);
-void eng_close(struct engine *e);
-
-/* Most words one sort can take: what one device buffer may hold. */
-size_t eng_max_words(const struct engine *e);
-
-/* Allocate the device buffer for up to words words, and prove it usable.
- * 0, ENG_E_NOMEM (try fewer) or CLS_E_FAIL. */
-int eng_reserve(struct engine *e, size_t words);
+struct eng_config {
+	const char *device;	/* ENG_HOST, or an OpenCL device spec */
+	enum word_kind kind;
+	enum cls_local local;	/* OpenCL: the tile kernel */
+	bool profiling;		/* OpenCL: time the device's work, for -v */
+	unsigned threads;	/* host threads */
+	uint64_t buffer_bytes;	/* -S in bytes, or... */
+	double buffer_percent;	/* ...in percent of the device's memory; both 0: default */
+	uint64_t memory;	/* host memory a run may take, all told */
+	size_t beside;		/* bytes per record the caller holds beside the engine */
+};
 
 /* Fills dst with words [first, first+count) of the array to sort. */
 typedef int (*eng_producer)(void *ctx, void *dst, size_t first, size_t count);
 /* Receives sorted words [first, first+count) at src, in order. */
 typedef int (*eng_consumer)(void *ctx, const void *src, size_t first, size_t count);
 
-/* Sort n words (n at most what was reserved) through the device.  The
- * words travel in chunks through a few pinned staging buffers: produce
- * fills each chunk, which is uploaded and tile-sorted while the next one is
- * produced; after the merge passes each sorted chunk is downloaded and
- * handed to consume while the next one is on its way.  0, CLS_E_FAIL, or
- * what a callback returned. */
+struct engine;
+
+/* What each engine implements; eng_* below call them. */
+struct eng_ops {
+	int (*capacity)(struct engine *e, size_t want, size_t *cap);
+	int (*sort)(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
+		    void *ctx);
+	void (*report)(const struct engine *e);
+	void (*close)(struct engine *e);
+};
+
+/* The part every engine starts with. */
+struct engine {
+	const struct eng_ops *ops;
+	bool host;		/* the host engine */
+	char name[560];		/* what it runs on, for messages and the rates */
+	double t_once;		/* of opening it, seconds the next open will not take
+				 * (kernels built for the cache) */
+};
+
+/* Whether spec names the host engine (case does not matter). */
+bool eng_is_host(const char *spec);
+
+/* Open the engine c->device names: the host engine, or an OpenCL device
+ * with the kernels for c->kind built.  0 or CLS_E_FAIL after a message. */
+int eng_open(struct engine **e, const struct eng_config *c);
+
+/* Make room for runs of up to want words (want >= 1), within the engine's
+ * budget (device memory, -S, host memory), and set *cap to the most words
+ * a run may hold, 1 to want.  0 or CLS_E_FAIL after a message. */
+int eng_capacity(struct engine *e, size_t want, size_t *cap);
+
+/* Sort n words (at most *cap of eng_capacity): produce fills them, in one
+ * call or chunk by chunk, and consume receives them sorted, in order.  0,
+ * CLS_E_FAIL, or what a callback returned. */
 int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume, void *ctx);
 
-/* Device time spent so far, in seconds, by phase. */
-struct eng_times {
-	double upload, sort, download;
-};
-void eng_times(const struct engine *e, struct eng_times *t);
+/* -v: what the engine spent its time on. */
+void eng_report(const struct engine *e);
 
-/* Sort words[0..n) on the host, on up to threads threads: the path for
- * inputs too small to be worth a device.  0, or CLS_E_FAIL after a message
- * when the sort's scratch memory (as much again as the words) cannot be
- * had. */
-int host_sort(void *words, size_t n, enum word_kind kind, unsigned threads);
+/* Release everything; e may be NULL. */
+void eng_close(struct engine *e);
+
+/* Print the host engine and every OpenCL device on out, marking the one
+ * "auto" weighs against the host.  0, or CLS_E_FAIL after a message when
+ * OpenCL has no device (the host engine is listed all the same). */
+int eng_list(FILE *out, unsigned threads);
 
 #endif

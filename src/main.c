@@ -14,6 +14,7 @@
 
 #include "clsort.h"
 #include "device.h"
+#include "engine.h"
 #include "keys.h"
 #include "pipeline.h"
 #include "util.h"
@@ -58,10 +59,11 @@ static const struct poptOption options[] = {
 	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
 	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
-	  "OpenCL device: auto, gpu, cpu, P:D or part of its name (default $CLSORT_DEVICE or auto)",
+	  "sort on: host (the host engine), auto (the quicker of the host and the auto OpenCL "
+	  "device, as measured), gpu, cpu, P:D or part of a device name (default $CLSORT_DEVICE or auto)",
 	  "SPEC" },
 	{ "list-devices", 'L', POPT_ARG_NONE, NULL, OPT_LIST,
-	  "list OpenCL platforms and devices and exit", NULL },
+	  "list the host engine and the OpenCL devices and exit", NULL },
 	{ "buffer-size", 'S', POPT_ARG_STRING, &size_arg, OPT_SIZE,
 	  "device memory for one run: bytes with K, M, G, T, or N% of the device's memory", "SIZE" },
 	{ "memory", '\0', POPT_ARG_STRING, &memory_arg, OPT_MEMORY,
@@ -70,7 +72,7 @@ static const struct poptOption options[] = {
 	{ "temporary-directory", 'T', POPT_ARG_STRING, &tmpdir_arg, 0,
 	  "directory for temporary files (default $TMPDIR, else /tmp)", "DIR" },
 	{ "host-threshold", '\0', POPT_ARG_LONG, &host_arg, OPT_HOST,
-	  "sort up to N records on the host without OpenCL (default: as measured; never with --device)",
+	  "auto: sort up to N records on the host, more on the device (default: by measured rates)",
 	  "N" },
 	{ "local-kernel", '\0', POPT_ARG_STRING, &local_arg, OPT_LOCAL,
 	  "tile sort kernel: bitonic (default) or merge", "KERNEL" },
@@ -166,7 +168,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			poptFreeContext(ctx);
 			return CLS_EXIT_OK;
 		case OPT_LIST:
-			status = dev_list(stdout) ? CLS_EXIT_ERROR : CLS_EXIT_OK;
+			status = eng_list(stdout, o.threads ? o.threads : cpu_count()) ? CLS_EXIT_ERROR :
+										   CLS_EXIT_OK;
 			poptFreeContext(ctx);
 			return status;
 		case OPT_CHECK:
@@ -312,7 +315,6 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		struct dev_spec spec;
 		if (dev_parse_spec(env, &spec) == 0) {
 			o.device = env;
-			o.device_explicit = true;
 		} else {
 			msg_err("warning: ignoring CLSORT_DEVICE='%s': not a device spec", env);
 		}
@@ -325,7 +327,6 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			goto fail;
 		}
 		o.device = device_arg;
-		o.device_explicit = true;
 	}
 
 	args = poptGetArgs(ctx);

@@ -258,12 +258,12 @@ static unsigned plan_threads(size_t n, unsigned threads)
 	return threads;
 }
 
-int radix_sort(void *words, size_t n, enum word_kind kind, unsigned threads)
+int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads)
 {
 	const size_t ws = word_size(kind);
 	struct radix r = { words, NULL, kind, 0 };
 	struct radix_job *jobs = NULL;
-	void *scratch = NULL;
+	void *own = NULL;
 	unsigned pass[MAX_DIGITS], passes = 0, d, k, t;
 	int rc = CLS_E_FAIL;
 
@@ -286,8 +286,8 @@ int radix_sort(void *words, size_t n, enum word_kind kind, unsigned threads)
 	for (d = 0; d < digits(kind); d++)
 		if (!digit_shared(jobs, threads, d, n))
 			pass[passes++] = d;
-	if (passes) {
-		scratch = xmalloc(n * ws, "the host sort's scratch array");
+	if (passes && !scratch) {
+		scratch = own = xmalloc(n * ws, "the host sort's scratch array");
 		if (!scratch)
 			goto out;
 		populate_parallel(scratch, n * ws, threads);
@@ -309,7 +309,7 @@ int radix_sort(void *words, size_t n, enum word_kind kind, unsigned threads)
 	}
 	rc = 0;
 out:
-	free(scratch);
+	free(own);
 	free(jobs);
 	return rc;
 }

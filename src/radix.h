@@ -9,8 +9,9 @@
 
 /* Sort words[0..n) of kind ascending by unsigned value (WORD128: hi, then
  * lo), keeping equal words in their order, on up to threads threads (0
- * counts as 1).  0, or CLS_E_FAIL after a message when the scratch array of
- * n words cannot be allocated. */
-int radix_sort(void *words, size_t n, enum word_kind kind, unsigned threads);
+ * counts as 1).  scratch holds n words, or is NULL to have the sort
+ * allocate them.  0, or CLS_E_FAIL after a message when that allocation
+ * fails. */
+int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads);
 
 #endif

@@ -2,117 +2,142 @@
 #include "threshold.h"
 
 #include <fcntl.h>
-#include <stdbool.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
 #include "util.h"
 
-static const char entry_name[] = "host-threshold";
-static const char entry_head[] = "clsort host threshold 2\n";
+static const char entry_name[] = "rates";
+static const char entry_head[] = "clsort rates 1\n";
+/* The file holds a line per slot, of at most this many bytes. */
+#define LINE_MAX_BYTES 768
+#define SLOTS_MAX 16
 
-bool thr_load(struct thr_entry *e)
+void thr_slot(char *slot, size_t size, enum cls_format fmt, bool indexed, enum word_kind kind)
 {
-	char path[4096], text[1024];
-	unsigned long long n;
-	ssize_t len;
-	int fd, end = 0;
+	snprintf(slot, size, "%s%zu", fmt == CLS_FMT_KV ? "kv" : indexed ? "records" : "keys",
+		 word_size(kind) * 8);
+}
 
-	if (cache_path(path, sizeof path, entry_name, false))
-		return false;
+/* The cache file's lines after its head, or 0 bytes when there is none. */
+static size_t read_entry(char *text, size_t size, char *path, size_t path_size, bool make_dir)
+{
+	ssize_t len;
+	int fd;
+
+	text[0] = '\0';
+	if (cache_path(path, path_size, entry_name, make_dir))
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	len = read_full(fd, text, sizeof text - 1);
-	close(fd);
-	if (len <= 0)
-		return false;
-	text[len] = '\0';
-	/* The head; the threshold and the measurements it comes from; the
-	 * device's name on the rest of the line. */
-	if (strncmp(text, entry_head, sizeof entry_head - 1) ||
-	    sscanf(text + sizeof entry_head - 1, "%llu %lg %lg %lg %n", &n, &e->start,
-		   &e->per_record, &e->host_rate, &end) != 4 || end == 0 ||
-	    n == 0 || n > THR_MAX || text[len - 1] != '\n' || !(e->start >= 0 && e->start < 1e3) ||
-	    !(e->per_record >= 0 && e->per_record < 1) || !(e->host_rate > 0 && e->host_rate < 1)) {
-		msg_info(2, "no usable host threshold in %s", path);
-		return false;
-	}
-	text[len - 1] = '\0';
-	e->records = n;
-	snprintf(e->dev, sizeof e->dev, "%s", text + sizeof entry_head - 1 + end);
-	return true;
-}
-
-void thr_store(struct thr_entry *e)
-{
-	char path[4096], text[1024];
-	int len;
-
-	e->records = thr_solve(e->start, e->per_record, e->host_rate);
-	if (cache_path(path, sizeof path, entry_name, true))
-		return;
-	len = snprintf(text, sizeof text, "%s%llu %.6g %.6g %.6g %s\n", entry_head,
-		       (unsigned long long)e->records, e->start, e->per_record, e->host_rate, e->dev);
-	if (len > 0 && (size_t)len < sizeof text)
-		cache_replace(path, text, (size_t)len, NULL, 0);
-}
-
-double thr_host_rate(enum word_kind kind, unsigned threads)
-{
-	const size_t n = (size_t)1 << 16, ws = word_size(kind);
-	uint64_t x = 0x9e3779b97f4a7c15ull, *w;
-	size_t i;
-	double t0, t;
-	int rc;
-
-	w = malloc(n * ws);
-	if (!w)
 		return 0;
-	for (i = 0; i < n * ws / sizeof *w; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		w[i] = x;
+	len = read_full(fd, text, size - 1);
+	close(fd);
+	if (len <= 0 || strncmp(text, entry_head, sizeof entry_head - 1)) {
+		text[0] = '\0';
+		return 0;
 	}
-	t0 = now_sec();
-	rc = host_sort(w, n, kind, threads);
-	t = now_sec() - t0;
-	free(w);
-	return rc ? 0 : thr_rate(n, t);
+	text[len] = '\0';
+	memmove(text, text + sizeof entry_head - 1, (size_t)len - (sizeof entry_head - 1) + 1);
+	return strlen(text);
 }
 
-double thr_rate(size_t n, double seconds)
+static bool rate_ok(double v, double most)
 {
-	return seconds / ((double)n * log2((double)n));
+	return v >= 0 && v < most;
 }
 
-/* The host's time over the device's, less one: up to 0 the host wins. */
-static double excess(double start, double per_record, double host_rate, uint64_t n)
+/* Parse a line "SLOT HOST HOST_AT START DEVICE DEVICE_AT DEV..." of slot. */
+static bool parse_line(const char *line, const char *slot, struct thr_rates *r)
+{
+	char name[32];
+	int end = 0;
+
+	if (sscanf(line, "%31s %lg %lg %lg %lg %lg %n", name, &r->host, &r->host_at, &r->start,
+		   &r->device, &r->device_at, &end) != 6 || end == 0 || strcmp(name, slot))
+		return false;
+	snprintf(r->dev, sizeof r->dev, "%.*s", (int)strcspn(line + end, "\n"), line + end);
+	return rate_ok(r->host, 1) && rate_ok(r->host_at, 1e15) && rate_ok(r->start, 1e3) &&
+	       rate_ok(r->device, 1) && rate_ok(r->device_at, 1e15);
+}
+
+void thr_load(const char *slot, struct thr_rates *r)
+{
+	char text[SLOTS_MAX * LINE_MAX_BYTES], path[4096];
+	const char *line;
+
+	memset(r, 0, sizeof *r);
+	if (!read_entry(text, sizeof text, path, sizeof path, false))
+		return;
+	for (line = text; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+		struct thr_rates got;
+		memset(&got, 0, sizeof got);
+		if (!strncmp(line, slot, strlen(slot)) && line[strlen(slot)] == ' ') {
+			if (line[strcspn(line, "\n")] == '\n' && parse_line(line, slot, &got))
+				*r = got;
+			else
+				msg_info(2, "no usable %s rates in %s", slot, path);
+			return;
+		}
+	}
+}
+
+void thr_store(const char *slot, const struct thr_rates *r)
+{
+	char text[SLOTS_MAX * LINE_MAX_BYTES], out[(SLOTS_MAX + 1) * LINE_MAX_BYTES], path[4096];
+	const char *line;
+	size_t len = 0, n = 0;
+	int w;
+
+	read_entry(text, sizeof text, path, sizeof path, true);
+	if (!path[0])
+		return;
+	w = snprintf(out, sizeof out, "%s%s %.6g %.6g %.6g %.6g %.6g %s\n", entry_head, slot,
+		     r->host, r->host_at, r->start, r->device, r->device_at, r->dev);
+	if (w < 0 || (size_t)w >= LINE_MAX_BYTES)
+		return;
+	len = (size_t)w;
+	/* The other slots' whole lines stay as they were. */
+	for (line = text; *line && n < SLOTS_MAX; line += strcspn(line, "\n") + 1, n++) {
+		const size_t l = strcspn(line, "\n");
+		if (line[l] != '\n')
+			break;
+		if ((!strncmp(line, slot, strlen(slot)) && line[strlen(slot)] == ' ') ||
+		    l + 1 > LINE_MAX_BYTES)
+			continue;
+		memcpy(out + len, line, l + 1);
+		len += l + 1;
+	}
+	cache_replace(path, out, len, NULL, 0);
+}
+
+void thr_measure(double *rate, double *at, uint64_t n, double seconds)
+{
+	const double per = seconds / (double)n, x = (double)n;
+
+	if (n < THR_MEASURE_MIN || !(per > 0))
+		return;
+	if (*rate <= 0 || x > 2 * *at) {
+		*rate = per;
+		*at = x;
+	} else if (2 * x >= *at) {
+		*rate = (*rate + per) / 2;
+		if (x > *at)
+			*at = x;
+	}
+}
+
+bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 {
 	const double x = (double)n;
-	return host_rate * x * log2(x) - start - per_record * x;
-}
 
-uint64_t thr_solve(double start, double per_record, double host_rate)
-{
-	uint64_t lo = 1, hi = THR_MAX;
-
-	if (!(host_rate > 0) || !(start >= 0) || !(per_record >= 0))
-		return THR_DEFAULT;
-	/* excess() is convex and negative at 1: below 0 up to one crossing. */
-	if (excess(start, per_record, host_rate, hi) <= 0)
-		return hi;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (excess(start, per_record, host_rate, mid) <= 0)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (r->host > 0 && r->device > 0)
+		return r->host * x <= r->start + r->device * x;
+	/* One side is unmeasured: try it, where the input is big enough to
+	 * measure it and, for the host, small enough to cost little. */
+	if (r->host > 0)
+		return n < THR_MEASURE_MIN;
+	return n <= THR_TRY_HOST;
 }

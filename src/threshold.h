@@ -1,9 +1,10 @@
-/* The host threshold: inputs of up to this many records are sorted on the
- * host without starting OpenCL, because the device would take longer to
- * start than the host takes to sort them.  Both sides are measured where
- * they run (the device's start, release and cost per record on runs of the
- * device auto picks, the host sort's speed on host runs) and kept in the
- * cache, so the threshold follows the machine it is on. */
+/* Host or device: what "auto" sorts on.  The host engine and the auto
+ * OpenCL device are both measured where they run, on the sorts auto sends
+ * them, and the measurements are kept in the cache per slot (format and
+ * sort word width), since each sorts bare keys, records and kv lines of
+ * each width at rates of its own.  auto then takes whichever the rates
+ * say is quicker for the input's size; while a side has no measurement
+ * yet, it is tried on an input big enough to measure it. */
 #ifndef CLSORT_THRESHOLD_H
 #define CLSORT_THRESHOLD_H
 
@@ -11,39 +12,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clsort.h"
 #include "keys.h"
 
-/* Until a device run has measured one. */
-#define THR_DEFAULT 4096
-/* The host sort holds a whole input's words at once: never more. */
-#define THR_MAX ((uint64_t)1 << 24)
+/* Sorts of fewer records are too quick to time. */
+#define THR_MEASURE_MIN ((uint64_t)1 << 14)
+/* While the host is not measured, auto tries it on inputs up to this many
+ * records: it sorts them in a second or so on any host. */
+#define THR_TRY_HOST ((uint64_t)1 << 24)
 
-struct thr_entry {
-	uint64_t records;	/* the threshold */
+struct thr_rates {
+	double host;		/* seconds per record on the host engine; 0: not measured */
+	double host_at;		/* the size of the largest sort it was measured on */
 	double start;		/* seconds to start and release the device */
-	double per_record;	/* seconds per record on the device path */
-	double host_rate;	/* seconds per record and log2(records) on the host */
-	char dev[520];		/* the device it was measured on */
+	double device;		/* seconds per record on the device; 0: not measured */
+	double device_at;
+	char dev[560];		/* the device measured */
 };
 
-/* The cached entry; false when there is none or it is not sound. */
-bool thr_load(struct thr_entry *e);
+/* The slot of a format: "keys32", "records64", "kv128"... (at most 15
+ * characters). */
+void thr_slot(char *slot, size_t size, enum cls_format fmt, bool indexed, enum word_kind kind);
 
-/* Keep e, with its threshold worked out from its measurements; failures
- * only cost the next runs the measurement. */
-void thr_store(struct thr_entry *e);
+/* The cached rates of slot; all 0 when there are none, or they are not
+ * sound. */
+void thr_load(const char *slot, struct thr_rates *r);
 
-/* host_rate of a host sort of n records that took seconds. */
-double thr_rate(size_t n, double seconds);
+/* Keep r as slot's rates; failures only cost the next sorts the
+ * measurement. */
+void thr_store(const char *slot, const struct thr_rates *r);
 
-/* host_rate of host_sort on words of kind, timed on a sample of random
- * words sorted on up to threads threads, as host runs sort them; 0 when
- * the sample cannot be sorted. */
-double thr_host_rate(enum word_kind kind, unsigned threads);
+/* Fold a sort of n records that took seconds (beyond the device's start)
+ * into a side's rate, kept with the size *at it was measured on: a sort
+ * much smaller than that one is not taken, since its fixed costs weigh
+ * more per record; a similar one is averaged in; a much larger one
+ * replaces it. */
+void thr_measure(double *rate, double *at, uint64_t n, double seconds);
 
-/* The largest record count n, at most THR_MAX, at which the host's
- * host_rate * n * log2(n) is still no more than the device's
- * start + per_record * n. */
-uint64_t thr_solve(double start, double per_record, double host_rate);
+/* Whether auto sorts n records on the host, by r. */
+bool thr_host_wins(const struct thr_rates *r, uint64_t n);
 
 #endif

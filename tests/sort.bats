@@ -216,93 +216,122 @@ sorts_in() {
   cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
 }
 
-# entry_host_rate: the host's side of the cached threshold entry.
-entry_host_rate() {
-  sed -n '2s/^[0-9]* [^ ]* [^ ]* \([^ ]*\) .*/\1/p' "$C/host-threshold"
+# rates SLOT: the cached rates line of SLOT.
+rates() {
+  grep "^$1 " "$C/rates"
 }
 
-@test "the host threshold is measured on a device run and used by the next" {
-  own_cache
-  keys 5000 71
-  sorts_in -vv
-  [[ "$stderr" == *"host threshold: 4096 records, until a device run measures one"* ]]
-  [[ "$stderr" != *"on the host"* ]]
-  [[ "$stderr" =~ "host threshold: "[0-9]+" records (device start and release" ]]
-  assert [ "$(head -n 1 "$C/host-threshold")" = "clsort host threshold 2" ]
-  # Starting a device costs more than sorting 5000 keys on any host.
-  sorts_in -vv
-  [[ "$stderr" == *"records, measured on "*"[Portable Computing Language]"* ]]
-  [[ "$stderr" == *"5000 records: sorting on the host"* ]]
+# craft LINE...: a rates cache holding the lines.
+craft() {
+  printf 'clsort rates 1\n' > "$C/rates"
+  printf '%s\n' "$@" >> "$C/rates"
 }
 
-@test "the measured threshold: above it the device, below it the host, which refines it" {
+@test "auto tries the host, then the device, and keeps their rates per format and width" {
   own_cache
-  printf 'clsort host threshold 2\n1000 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
-  keys 900 72
+  keys 20000 71
   sorts_in -v
-  [[ "$stderr" == *"900 records: sorting on the host"* ]]
-  # Too few records to time: the entry stays as it was.
-  grep -q "a test device" "$C/host-threshold"
-  keys 1100 73
+  [[ "$stderr" == *"auto, keys32: host not measured; device 0.000 s to start, not measured"* ]]
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record (measured up to 20000 records)"* ]]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 1" ]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 "$ ]]
+  # The host measured, the device is tried on the next sort big enough.
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
-  # The device run measured its side, and kept the host's.
-  if grep -q "a test device" "$C/host-threshold"; then fail "the device run kept the entry"; fi
-  assert [ "$(entry_host_rate)" = 1e-09 ]
-  # A host run of enough records times the host's side.
-  printf 'clsort host threshold 2\n30000 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
-  keys 20000 74
+  [[ "$stderr" == *"rates of keys32 on "*"[Portable Computing Language]: "* ]]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 "[0-9.e-]+" "[0-9.e-]+" 20000 ".*"[Portable Computing Language]"$ ]]
+  # Other formats and widths have rates of their own, measured afresh.
+  "$REFSORT" gen u64 20000 72 > "$BATS_TEST_TMPDIR/in"
+  "$REFSORT" sort -k u64 < "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/want"
+  sorts_in -v -k u64
+  [[ "$stderr" == *"auto, keys64: host not measured"* ]]
+  [[ "$stderr" == *"on the host"* ]]
+  rates keys32
+  rates keys64
+}
+
+@test "auto never takes the path measured slower, for each format and width" {
+  own_cache
+  keys 20000 73
+  # The device: 1 ms to start, 1 ns a record; the host 1 us a record.
+  craft "keys32 1e-06 1e+06 0.001 1e-09 1e+06 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"auto, keys32: host 1e+03 ns per record"*"; device a test device: 0.001 s to start, 1 ns per record"* ]]
+  [[ "$stderr" != *"on the host"* ]]
+  # The host's rate is kept, the device's refined and named.
+  [[ "$(rates keys32)" == "keys32 1e-06 1e+06 "* ]]
+  [[ "$(rates keys32)" != *"a test device"* ]]
+  # The other way round, and kv lines, whose slot says the device.
+  craft "keys32 1e-09 1e+06 0.25 1e-06 1e+06 a test device" \
+    "kv64 1e-06 1e+06 0.001 1e-09 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
-  grep -q "a test device" "$C/host-threshold"
-  assert [ "$(entry_host_rate)" != 1e-09 ]
+  [[ "$(rates keys32)" == *" 0.25 1e-06 1e+06 a test device" ]]
+  "$REFSORT" gen-kv 20000 74 > "$BATS_TEST_TMPDIR/in"
+  "$REFSORT" sort -f kv < "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/want"
+  sorts_in -v -f kv
+  [[ "$stderr" == *"auto, kv64: "* ]]
+  [[ "$stderr" != *"on the host"* ]]
+  # Between the crossover's sides: the host to 0.25 s / 999 ns = 250250
+  # records, the device above.
+  craft "keys32 1e-06 1e+06 0.25 1e-09 1e+06 a test device"
+  keys 250000 75
+  sorts_in -v
+  [[ "$stderr" == *"250000 records: sorting on the host"* ]]
+  craft "keys32 1e-06 1e+06 0.25 1e-09 1e+06 a test device"
+  keys 250500 76
+  sorts_in -v
+  [[ "$stderr" != *"on the host"* ]]
 }
 
-@test "an unsound threshold entry is ignored, and the next device run replaces it" {
+@test "an unsound rates entry is ignored, and the next sort replaces it" {
   local bad
   own_cache
-  keys 3000 75
-  for bad in 'garbage\n' 'clsort host threshold 2\n0 0.25 1e-09 1e-09 x\n' \
-    'clsort host threshold 2\n99999999999 0.25 1e-09 1e-09 x\n' \
-    'clsort host threshold 2\n100 0.25 1e-09 1e-09 x' 'clsort host threshold 2\n100 0.25 x\n' \
-    'clsort host threshold 2\n100 0.25 1e-09 -1 x\n' 'clsort host threshold 1\n100 x\n' ''; do
-    printf "$bad" > "$C/host-threshold"
+  keys 20000 77
+  for bad in 'garbage\n' 'clsort rates 1\nkeys32 1e-09 1e+06 0.25\n' \
+    'clsort rates 1\nkeys32 -1 1e+06 0.001 1e-09 1e+06 x\n' \
+    'clsort rates 1\nkeys32 1e-09 1e+06 0.001 1e-09 1e+06 x' \
+    'clsort rates 1\nkeys32 5 1e+06 0.001 1e-09 1e+06 x\n' \
+    'clsort rates 0\nkeys32 1e-09 1e+06 0.001 1e-06 1e+06 x\n' ''; do
+    printf "$bad" > "$C/rates"
     sorts_in -vv
-    [[ "$stderr" == *"until a device run measures one"* ]] || fail "entry '$bad' was used"
-    [[ "$stderr" == *"3000 records: sorting on the host"* ]]
+    [[ "$stderr" == *"auto, keys32: host not measured; device 0.000 s to start, not measured"* ]] ||
+      fail "entry '$bad' was used"
+    [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   done
-  keys 5000 76
-  sorts_in
-  assert [ "$(head -n 1 "$C/host-threshold")" = "clsort host threshold 2" ]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 1" ]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 "$ ]]
 }
 
 @test "a threshold set, or a device other than auto, is not measured" {
   own_cache
-  keys 5000 77
+  keys 20000 78
   sorts_in --host-threshold=10
   CLSORT_HOST_THRESHOLD=10 sorts_in
   sorts_in -d cpu
-  assert [ ! -e "$C/host-threshold" ]
+  sorts_in -d host
+  assert [ ! -e "$C/rates" ]
   sorts_in -d auto
-  assert [ -e "$C/host-threshold" ]
+  assert [ -e "$C/rates" ]
 }
 
-@test "CLSORT_NO_CACHE: the threshold is the default, whatever the cache holds" {
+@test "CLSORT_NO_CACHE: nothing measured, whatever the cache holds" {
   own_cache
-  printf 'clsort host threshold 2\n100 0.25 1e-09 1e-09 a test device\n' > "$C/host-threshold"
-  keys 300 80
-  CLSORT_NO_CACHE=1 sorts_in -vv
-  [[ "$stderr" == *"host threshold: 4096 records, until a device run measures one"* ]]
-  [[ "$stderr" == *"300 records: sorting on the host"* ]]
-  sorts_in -vv
-  [[ "$stderr" == *"host threshold: 100 records, measured on a test device"* ]]
+  craft "keys32 1e-06 1e+06 0.001 1e-09 1e+06 a test device"
+  keys 20000 80
+  CLSORT_NO_CACHE=1 sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  grep -q "a test device" "$C/rates"
+  sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
 }
 
 @test "CLSORT_HOST_THRESHOLD sets the threshold; --host-threshold wins; a bad one is ignored" {
   local bad
   own_cache
-  keys 300 78
+  craft "keys32 1e-09 1e+06 0.25 1e-06 1e+06 a test device"
+  keys 300 79
   CLSORT_HOST_THRESHOLD=100 sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
   CLSORT_HOST_THRESHOLD=100 sorts_in -v --host-threshold=1000
@@ -312,15 +341,6 @@ entry_host_rate() {
     [[ "$stderr" == *"warning: ignoring CLSORT_HOST_THRESHOLD='$bad': not a record count"* ]]
     [[ "$stderr" == *"300 records: sorting on the host"* ]]
   done
-}
-
-@test "the host shortcut takes no more records than fit in --memory" {
-  own_cache
-  keys 20000 79
-  sorts_in -v --host-threshold=100000 --memory=64K
-  [[ "$stderr" != *"on the host"* ]]
-  sorts_in -v --host-threshold=100000
-  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
 }
 
 @test "global bitonic passes: fused substage counts, pair tails, odd tile counts" {

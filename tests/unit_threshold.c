@@ -1,44 +1,72 @@
-/* Unit tests of the host threshold's arithmetic: where the host's
- * n log2 n sort stops beating the device's start and per-record cost. */
+/* Unit tests of auto's choice between the host and the device: by the
+ * measured rates when both sides have them, else trying the unmeasured
+ * side; and how a sort's time is folded into a rate. */
 #include "config.h"
 
-#include <math.h>
+#include <string.h>
 
 #include "../src/threshold.h"
 #include "tap.h"
 
-static double excess(double start, double per, double rate, double n)
+static struct thr_rates rates(double host, double start, double device)
 {
-	return rate * n * log2(n) - start - per * n;
-}
-
-/* n is the last count at which the host is no slower, n + 1 the first at
- * which it is. */
-static int crossover(double start, double per, double rate, uint64_t n)
-{
-	return n >= 1 && n < THR_MAX && excess(start, per, rate, (double)n) <= 0 &&
-	       excess(start, per, rate, (double)n + 1) > 0;
+	struct thr_rates r;
+	memset(&r, 0, sizeof r);
+	r.host = host;
+	r.host_at = host > 0 ? 1e6 : 0;
+	r.start = start;
+	r.device = device;
+	r.device_at = device > 0 ? 1e6 : 0;
+	return r;
 }
 
 int main(void)
 {
-	/* A GPU: 0.3 s to start, 0.4 ns per record; a host at 5 ns. */
-	uint64_t n = thr_solve(0.3, 0.4e-9, 5e-9);
-	ok(crossover(0.3, 0.4e-9, 5e-9, n), "GPU-like: crossover at %llu", (unsigned long long)n);
-	ok(n > 2000000 && n < 4000000, "GPU-like: between 2M and 4M records");
+	/* A GPU: 0.3 s to start and release, 0.5 ns per record; a host at 5 ns. */
+	struct thr_rates r = rates(5e-9, 0.3, 0.5e-9);
+	char slot[16];
+	double rate, at;
 
-	/* A CPU device: quick to start, dearer per record. */
-	n = thr_solve(0.03, 40e-9, 5e-9);
-	ok(crossover(0.03, 40e-9, 5e-9, n), "CPU-like: crossover at %llu", (unsigned long long)n);
+	ok(thr_host_wins(&r, 1000000), "GPU-like: the host below the crossover");
+	ok(!thr_host_wins(&r, 100000000), "GPU-like: the device above it");
+	ok(thr_host_wins(&r, 66666666) && !thr_host_wins(&r, 66666668),
+	   "GPU-like: the crossover where 5 ns x n = 0.3 s + 0.5 ns x n");
+	/* A CPU device slower per record than the host: never the device. */
+	r = rates(5e-9, 0.01, 40e-9);
+	ok(thr_host_wins(&r, 1) && thr_host_wins(&r, (uint64_t)1 << 40),
+	   "a device slower per record: the host at every size");
+	/* A device that starts at once and is quicker: the device always. */
+	r = rates(5e-9, 0, 1e-9);
+	ok(!thr_host_wins(&r, 1), "a device quicker with no start: the device");
 
-	ok(thr_solve(0.3, 1e-9, 6e-9) > thr_solve(0.1, 1e-9, 6e-9),
-	   "a slower start raises the threshold");
-	ok(thr_solve(0.3, 1e-9, 6e-9) < thr_solve(0.3, 1e-9, 3e-9),
-	   "a quicker host raises the threshold");
-	ok(thr_solve(0, 0, 1e-9) == 1, "a device that costs nothing: the host keeps one record");
-	ok(thr_solve(100, 0, 1e-12) == THR_MAX, "a host always quicker: capped at THR_MAX");
-	ok(thr_solve(0.3, 1e-9, 0) == THR_DEFAULT, "no host rate: the default");
-	ok(thr_solve(0.3, 1e-9, NAN) == THR_DEFAULT, "a NaN host rate: the default");
-	ok(thr_solve(-1, 1e-9, 1e-9) == THR_DEFAULT, "a negative start: the default");
+	r = rates(0, 0, 0);
+	ok(thr_host_wins(&r, 1) && thr_host_wins(&r, THR_TRY_HOST),
+	   "nothing measured: the host is tried up to THR_TRY_HOST");
+	ok(!thr_host_wins(&r, THR_TRY_HOST + 1), "nothing measured: the device above it");
+	r = rates(0, 0.3, 1e-9);
+	ok(thr_host_wins(&r, 100000), "the host unmeasured: tried");
+	r = rates(5e-9, 0, 0);
+	ok(thr_host_wins(&r, THR_MEASURE_MIN - 1),
+	   "the device unmeasured: not tried on a sort too small to time");
+	ok(!thr_host_wins(&r, THR_MEASURE_MIN), "the device unmeasured: tried on one big enough");
+
+	rate = 0, at = 0;
+	thr_measure(&rate, &at, THR_MEASURE_MIN - 1, 1.0);
+	ok(rate == 0, "a sort too small to time is not taken");
+	thr_measure(&rate, &at, 1000000, 0.01);
+	ok(rate == 1e-8 && at == 1e6, "a first measurement is taken as it is");
+	thr_measure(&rate, &at, 20000, 1.0);
+	ok(rate == 1e-8, "a much smaller sort does not change it");
+	thr_measure(&rate, &at, 1000000, 0.03);
+	ok(rate == 2e-8, "a sort of the same size is averaged in");
+	thr_measure(&rate, &at, 4000000, 0.02);
+	ok(rate == 5e-9 && at == 4e6, "a much larger sort replaces it");
+
+	thr_slot(slot, sizeof slot, CLS_FMT_BIN, false, WORD32);
+	ok(!strcmp(slot, "keys32"), "slot of bare u32 keys: %s", slot);
+	thr_slot(slot, sizeof slot, CLS_FMT_BIN, true, WORD64);
+	ok(!strcmp(slot, "records64"), "slot of records with 32-bit keys: %s", slot);
+	thr_slot(slot, sizeof slot, CLS_FMT_KV, true, WORD128);
+	ok(!strcmp(slot, "kv128"), "slot of kv lines with 64-bit keys: %s", slot);
 	return done_testing();
 }

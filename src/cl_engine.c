@@ -1,0 +1,768 @@
+#include "config.h"
+#include "cl_engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "util.h"
+
+/* Most substages one global pass fuses in registers (2^K words per
+ * work-item); kernels exist for 1..MAX_FUSE. */
+#define MAX_FUSE 6
+/* Kernels of an engine: tile sort, tail, pair tails, merge, flip and half. */
+#define NKERNELS (2 * MAX_FUSE + 5)
+/* Returned when the device cannot hold the words asked for. */
+#define CLE_E_NOMEM (-10)
+/* Default device budget: this fraction of its global memory. */
+#define DEVICE_FRACTION 0.5
+/* Runs never hold fewer words than this, whatever the budget. */
+#define MIN_RUN 1024
+/* Transfers move in chunks of about this many bytes through NSTAGE pinned
+ * staging buffers, so that producing, uploading and tile-sorting (and
+ * downloading and consuming) overlap. */
+#define CHUNK_BYTES ((size_t)16 << 20)
+#define NSTAGE 3
+
+struct cle {
+	struct engine base;		/* first: a struct engine * is a struct cle * */
+	struct eng_config c;
+	struct dev_ctx devc;
+	bool dev_opened;
+	struct dev_ctx *dev;		/* &devc */
+	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
+	enum word_kind kind;
+	size_t wsize;
+	size_t wg, ept, tile;
+	unsigned fuse;			/* substages fused per global pass */
+	cl_program prog;
+	cl_kernel tile_sort, tail;
+	cl_kernel pair, pair_flip;	/* two tails after the substage of distance TILE */
+	cl_kernel half[MAX_FUSE + 1], flip[MAX_FUSE + 1];
+	/* Global phase by merge-path passes, out of place through buf2,
+	 * instead of bitonic passes: the better choice on CPU devices. */
+	bool global_merge;
+	cl_kernel merge;
+	size_t merge_items, merge_wg;
+	cl_mem buf, buf2;
+	size_t buf_words;
+	cl_mem stage_mem[NSTAGE];	/* pinned staging buffers, mapped */
+	void *stage[NSTAGE];
+	struct {
+		double upload, sort, download;
+	} times;			/* device time by phase, when profiling */
+	cl_event *prof;			/* kernel events of this sort, when profiling */
+	cl_kernel *prof_kernel;		/* and which kernel each was */
+	size_t nprof, prof_cap;
+	double kernel_time[NKERNELS];	/* per kernel (kernel_at), for -vv */
+};
+
+static unsigned log2_floor(size_t v)
+{
+	unsigned l = 0;
+	while (v >>= 1)
+		l++;
+	return l;
+}
+
+/* The kernels fuse up to 6 substages for 32-bit words, 5 for 64-bit ones
+ * and 4 for 128-bit ones (FUSE_MAX in bitonic.cl): 64 words per work-item
+ * at most, and no more than 128 bytes of them. */
+static unsigned max_fuse(const struct cle *e)
+{
+	return e->wsize == 4 ? MAX_FUSE : e->wsize == 8 ? MAX_FUSE - 1 : MAX_FUSE - 2;
+}
+
+static size_t env_size(const char *name, size_t fallback)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+	if (!s || !*s)
+		return fallback;
+	v = strtoul(s, &end, 10);
+	if (*end || v == 0 || (v & (v - 1))) {
+		msg_err("warning: ignoring %s=%s: not a power of two", name, s);
+		return fallback;
+	}
+	return v;
+}
+
+/* Tile shape: work-group size times words per work-item, within the
+ * device's work-group and local-memory limits; and how many substages a
+ * global pass fuses.  CLSORT_WG, CLSORT_EPT and CLSORT_FUSE override, for
+ * measurement. */
+static void choose_shape(struct cle *e)
+{
+	const struct dev_ctx *d = e->dev;
+	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
+	size_t wg = env_size("CLSORT_WG", gpu ? 256 : 64);
+	size_t ept = env_size("CLSORT_EPT", gpu ? 128 / e->wsize : e->wsize == 16 ? 4 : 8);
+	size_t fuse = env_size("CLSORT_FUSE", (size_t)1 << max_fuse(e));
+	/* The tile with its padding, within three quarters of local memory:
+	 * the rest is for what the compiler keeps there itself. */
+	const cl_ulong room = d->local_mem / 4 * 3;
+
+	while (wg > 1 && wg > d->max_wg)
+		wg /= 2;
+	while (wg * ept * e->wsize * 17 / 16 > room && wg > 1)
+		wg /= 2;
+	while (wg * ept * e->wsize * 17 / 16 > room && ept > 2)
+		ept /= 2;
+	e->wg = wg;
+	e->ept = ept;
+	e->tile = wg * ept;
+	{
+		const char *g = getenv("CLSORT_GLOBAL");
+		e->global_merge = !gpu;
+		if (g && !strcmp(g, "merge"))
+			e->global_merge = true;
+		else if (g && !strcmp(g, "bitonic"))
+			e->global_merge = false;
+		else if (g && *g)
+			msg_err("warning: ignoring CLSORT_GLOBAL=%s: use bitonic or merge", g);
+	}
+	e->merge_items = env_size("CLSORT_MERGE_ITEMS", gpu ? 16 : 4096);
+	e->merge_wg = gpu ? 256 : 1;
+	e->fuse = log2_floor(fuse);
+	if (e->fuse < 1)
+		e->fuse = 1;
+	if (e->fuse > max_fuse(e))
+		e->fuse = max_fuse(e);
+}
+
+static cl_kernel make_kernel(struct cle *e, const char *name)
+{
+	cl_int err;
+	cl_kernel k = clCreateKernel(e->prog, name, &err);
+	if (!k)
+		msg_err("cannot create kernel %s: %s", name, dev_strerror(err));
+	return k;
+}
+
+static const struct eng_ops cle_ops;
+static void cle_close(struct engine *base);
+
+int cle_open(struct engine **out, const struct eng_config *c)
+{
+	struct cle *e = calloc(1, sizeof *e);
+	const enum word_kind kind = c->kind;
+	const enum cls_local local = c->local;
+	struct dev_ctx *d;
+	char options[512], name[16];
+	const char *extra = getenv("CLSORT_CL_OPTIONS");
+	cl_int err;
+	int i;
+
+	if (!e) {
+		msg_err("out of memory");
+		return CLS_E_FAIL;
+	}
+	e->base.ops = &cle_ops;
+	e->c = *c;
+	e->dev = d = &e->devc;
+	if (dev_open(d, c->device, c->profiling))
+		goto fail;
+	e->dev_opened = true;
+	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
+	e->kind = kind;
+	e->wsize = word_size(kind);
+	choose_shape(e);
+	e->xfer = clCreateCommandQueue(d->context, d->device,
+				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+	if (!e->xfer) {
+		dev_fail("cannot create an OpenCL command queue", err);
+		goto fail;
+	}
+	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
+	 * they chose not to unroll, straight to our stderr; errors still fail
+	 * the build with its log. */
+	snprintf(options, sizeof options,
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu %s",
+		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
+		 extra ? extra : "");
+	if (dev_build(d, options, &e->prog))
+		goto fail;
+	e->base.t_once = d->t_build;
+	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");
+	e->tail = make_kernel(e, "tile_merge_tail");
+	e->pair = make_kernel(e, "tile_pair_tail");
+	e->pair_flip = make_kernel(e, "tile_pair_flip_tail");
+	e->merge = make_kernel(e, "merge_pass");
+	if (!e->tile_sort || !e->tail || !e->pair || !e->pair_flip || !e->merge)
+		goto fail;
+	for (i = 1; i <= (int)max_fuse(e); i++) {
+		snprintf(name, sizeof name, "half_%d", i);
+		if (!(e->half[i] = make_kernel(e, name)))
+			goto fail;
+		snprintf(name, sizeof name, "flip_%d", i);
+		if (!(e->flip[i] = make_kernel(e, name)))
+			goto fail;
+	}
+	if (e->global_merge)
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global merge-path passes of %zu words per work-item", e->wsize * 8, e->tile,
+			 e->wg, e->ept, local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->merge_items);
+	else
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global bitonic passes of %u substages", e->wsize * 8, e->tile, e->wg, e->ept,
+			 local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->fuse);
+	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
+		 (unsigned long long)(d->local_mem >> 10));
+	*out = &e->base;
+	return 0;
+fail:
+	cle_close(&e->base);
+	return CLS_E_FAIL;
+}
+
+static void release_stages(struct cle *e)
+{
+	int i;
+	for (i = 0; i < NSTAGE; i++) {
+		if (e->stage[i])
+			clEnqueueUnmapMemObject(e->xfer, e->stage_mem[i], e->stage[i], 0, NULL, NULL);
+		if (e->stage_mem[i]) {
+			clFinish(e->xfer);
+			clReleaseMemObject(e->stage_mem[i]);
+		}
+		e->stage_mem[i] = NULL;
+		e->stage[i] = NULL;
+	}
+}
+
+/* The pinned staging buffers, made on first use. */
+static int make_stages(struct cle *e, size_t bytes)
+{
+	cl_int err = CL_SUCCESS;
+	int i;
+
+	if (e->stage[0])
+		return 0;
+	for (i = 0; i < NSTAGE; i++) {
+		e->stage_mem[i] = clCreateBuffer(e->dev->context,
+						 CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+		if (e->stage_mem[i])
+			e->stage[i] = clEnqueueMapBuffer(e->xfer, e->stage_mem[i], CL_TRUE,
+							 CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
+							 NULL, &err);
+		if (!e->stage[i]) {
+			msg_err("cannot allocate %zu bytes of pinned host memory: %s", bytes,
+				dev_strerror(err));
+			release_stages(e);
+			return CLS_E_FAIL;
+		}
+	}
+	return 0;
+}
+
+static void cle_close(struct engine *base)
+{
+	struct cle *e = (struct cle *)base;
+	int i;
+	release_stages(e);
+	if (e->buf)
+		clReleaseMemObject(e->buf);
+	for (i = 1; i <= MAX_FUSE; i++) {
+		if (e->half[i])
+			clReleaseKernel(e->half[i]);
+		if (e->flip[i])
+			clReleaseKernel(e->flip[i]);
+	}
+	if (e->tile_sort)
+		clReleaseKernel(e->tile_sort);
+	if (e->tail)
+		clReleaseKernel(e->tail);
+	if (e->pair)
+		clReleaseKernel(e->pair);
+	if (e->pair_flip)
+		clReleaseKernel(e->pair_flip);
+	if (e->merge)
+		clReleaseKernel(e->merge);
+	if (e->buf2)
+		clReleaseMemObject(e->buf2);
+	if (e->prog)
+		clReleaseProgram(e->prog);
+	if (e->xfer)
+		clReleaseCommandQueue(e->xfer);
+	free(e->prof);
+	free(e->prof_kernel);
+	if (e->dev_opened)
+		dev_close(&e->devc);
+	free(e);
+}
+
+static size_t cle_max_words(const struct cle *e)
+{
+	return (size_t)(e->dev->max_alloc / e->wsize);
+}
+
+static bool is_nomem(cl_int err)
+{
+	return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+	       err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE;
+}
+
+/* Some drivers allocate on first use: write a buffer's last byte, so that
+ * a buffer the device cannot hold fails here, where a smaller one can be
+ * tried, rather than in the middle of a sort.  A write, not
+ * clEnqueueFillBuffer: NVIDIA's fill (driver 580) fails with
+ * CL_INVALID_COMMAND_QUEUE, and leaves the context unusable, when the low
+ * 32 bits of the byte offset it ends at are 2^31 or more (2 GiB + 1 MiB
+ * fails, 2 GiB and 4 GiB + 1 MiB pass; contrib/bench/bufprobe.c). */
+static cl_int touch_last(struct cle *e, cl_mem buf, size_t bytes)
+{
+	static const cl_uchar zero = 0;
+	return clEnqueueWriteBuffer(e->dev->queue, buf, CL_FALSE, bytes - 1, 1, &zero, 0, NULL, NULL);
+}
+
+static int cle_reserve(struct cle *e, size_t words)
+{
+	cl_int err;
+
+	if (e->buf && e->buf_words >= words)
+		return 0;
+	if (e->buf)
+		clReleaseMemObject(e->buf);
+	if (e->buf2)
+		clReleaseMemObject(e->buf2);
+	e->buf = e->buf2 = NULL;
+	e->buf_words = 0;
+	if (words == 0)
+		return 0;
+	if (words > cle_max_words(e))
+		return CLE_E_NOMEM;
+	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
+	if (e->buf)
+		err = touch_last(e, e->buf, words * e->wsize);
+	if (err == CL_SUCCESS && e->global_merge) {
+		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
+		if (e->buf2)
+			err = touch_last(e, e->buf2, words * e->wsize);
+	}
+	if (err == CL_SUCCESS)
+		err = clFinish(e->dev->queue);
+	if (err != CL_SUCCESS) {
+		if (e->buf)
+			clReleaseMemObject(e->buf);
+		if (e->buf2)
+			clReleaseMemObject(e->buf2);
+		e->buf = e->buf2 = NULL;
+		if (is_nomem(err)) {
+			msg_info(1, "device buffer of %zu words failed (%s)", words, dev_strerror(err));
+			return CLE_E_NOMEM;
+		}
+		return dev_fail("cannot allocate the device buffer", err);
+	}
+	e->buf_words = words;
+	return 0;
+}
+
+static size_t round_up(size_t v, size_t m)
+{
+	return (v + m - 1) / m * m;
+}
+
+/* Profiling keeps every kernel's event, to add up their run times. */
+static void record_event(struct cle *e, cl_kernel k, cl_event ev)
+{
+	if (e->nprof == e->prof_cap) {
+		size_t cap = 2 * e->prof_cap + 64;
+		cl_event *g = realloc(e->prof, cap * sizeof *g);
+		cl_kernel *gk = realloc(e->prof_kernel, cap * sizeof *gk);
+		if (g)
+			e->prof = g;
+		if (gk)
+			e->prof_kernel = gk;
+		if (!g || !gk)
+			return;
+		e->prof_cap = cap;
+	}
+	clRetainEvent(ev);
+	e->prof_kernel[e->nprof] = k;
+	e->prof[e->nprof++] = ev;
+}
+
+/* The engine's kernels in the order -vv reports them: kernel i (NULL where
+ * this engine has none) and, when name is not NULL, its name. */
+static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t size)
+{
+	static const char *const names[] = { "tile sort", "tile tail", "pair tail",
+					     "pair flip tail", "merge" };
+	const cl_kernel fixed[] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge };
+	const size_t nfixed = sizeof fixed / sizeof fixed[0];
+
+	if (i < nfixed) {
+		if (name)
+			snprintf(name, size, "%s", names[i]);
+		return fixed[i];
+	}
+	i -= nfixed;
+	if (name)
+		snprintf(name, size, "%s_%zu", i < MAX_FUSE ? "flip" : "half", i % MAX_FUSE + 1);
+	return i < MAX_FUSE ? e->flip[i + 1] : e->half[i - MAX_FUSE + 1];
+}
+
+/* Slot of kernel k, one of the engine's, in kernel_time[]. */
+static size_t kernel_slot(const struct cle *e, cl_kernel k)
+{
+	size_t i = 0;
+	while (i + 1 < NKERNELS && kernel_at(e, i, NULL, 0) != k)
+		i++;
+	return i;
+}
+
+/* Enqueue kernel k over items work-items on the compute queue; buf and n
+ * are its first arguments, arg2 (a uint or ulong, by its size) the third. */
+static cl_int launch(struct cle *e, cl_kernel k, size_t items, size_t local, const void *arg2,
+		     size_t arg2_size, cl_ulong n, cl_uint nwait, const cl_event *wait, cl_event *ev)
+{
+	cl_int err = clSetKernelArg(k, 0, sizeof e->buf, &e->buf);
+	size_t global = round_up(items, local);
+
+	err |= clSetKernelArg(k, 1, sizeof n, &n);
+	err |= clSetKernelArg(k, 2, arg2_size, arg2);
+	if (err != CL_SUCCESS)
+		return CL_INVALID_KERNEL_ARGS;
+	err = clEnqueueNDRangeKernel(e->dev->queue, k, 1, NULL, &global, &local, nwait, wait, ev);
+	if (err == CL_SUCCESS && e->dev->profiling && ev)
+		record_event(e, k, *ev);
+	return err;
+}
+
+/* Does merge stage 2^log_b leave its last global substage (distance
+ * TILE) to the pair tail kernels?  When the stage's global substages come
+ * to one more than a multiple of e->fuse, that substage would take a
+ * global pass of its own. */
+static bool fold_last(const struct cle *e, unsigned log_b)
+{
+	return (log_b - log2_floor(e->tile)) % e->fuse == 1;
+}
+
+/* One of the tile kernels over tiles [t0, t1). */
+static cl_int launch_tiles(struct cle *e, cl_kernel k, size_t n, size_t t0, size_t t1,
+			   cl_uint nwait, const cl_event *wait, cl_event *ev)
+{
+	const cl_ulong first = t0;
+	return launch(e, k, (t1 - t0) * e->wg, e->wg, &first, sizeof first, n, nwait, wait, ev);
+}
+
+/* The tails of merge stage 2^log_b over tiles [t0, t1) (t0 even): one
+ * work-group per tile, or per pair of tiles when the stage folds its last
+ * global substage into them. */
+static cl_int launch_tails(struct cle *e, unsigned log_b, size_t n, size_t t0, size_t t1,
+			   cl_event *ev)
+{
+	const cl_ulong first = t0 / 2;
+	cl_kernel k;
+
+	if (!fold_last(e, log_b))
+		return launch_tiles(e, e->tail, n, t0, t1, 0, NULL, ev);
+	k = log_b == log2_floor(e->tile) + 1 ? e->pair_flip : e->pair;
+	return launch(e, k, (t1 - t0 + 1) / 2 * e->wg, e->wg, &first, sizeof first, n, 0, NULL, ev);
+}
+
+/* The global passes of merge stage 2^log_b: the flip step fused with the
+ * half-cleaners after it, then the remaining half-cleaners of distance at
+ * least a tile (but the last one when fold_last), e->fuse substages per
+ * pass. */
+static cl_int enqueue_stage(struct cle *e, size_t n, unsigned log_b)
+{
+	const size_t gwg = 256;
+	const unsigned log_t = log2_floor(e->tile);
+	unsigned levels = log_b - log_t - (fold_last(e, log_b) ? 1 : 0);
+	cl_event ev = NULL, *evp = e->dev->profiling ? &ev : NULL;
+	unsigned k = levels < e->fuse ? levels : e->fuse;
+	const size_t blocks = (n + ((size_t)1 << log_b) - 1) >> log_b;
+	const cl_uint arg_b = log_b;
+	unsigned log_d;
+	cl_int err;
+
+	if (levels == 0)
+		return CL_SUCCESS;
+	err = launch(e, e->flip[k], blocks << (log_b - k), gwg, &arg_b, sizeof arg_b, n, 0, NULL, evp);
+	if (ev)
+		clReleaseEvent(ev);
+	levels -= k;
+	log_d = log_b - k - 1;
+	while (err == CL_SUCCESS && levels) {
+		const unsigned kk = levels < e->fuse ? levels : e->fuse;
+		const cl_uint log_s = log_d - kk + 1;
+		const size_t items = (((n - 1) >> (log_s + kk)) << log_s) + ((size_t)1 << log_s);
+		ev = NULL;
+		err = launch(e, e->half[kk], items, gwg, &log_s, sizeof log_s, n, 0, NULL, evp);
+		if (ev)
+			clReleaseEvent(ev);
+		levels -= kk;
+		log_d -= kk;
+	}
+	return err;
+}
+
+static double event_seconds(cl_event first, cl_event last)
+{
+	cl_ulong start = 0, end = 0;
+	if (!first || !last ||
+	    clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ||
+	    clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL))
+		return 0;
+	return end > start ? (double)(end - start) * 1e-9 : 0;
+}
+
+/* Chunk c of the sort: tiles [t0, t1) and words [w0, w1). */
+struct chunk {
+	size_t t0, t1, w0, w1;
+};
+
+static struct chunk chunk_of(const struct cle *e, size_t c, size_t chunk_tiles, size_t n)
+{
+	const size_t tiles = (n + e->tile - 1) / e->tile;
+	struct chunk k;
+	k.t0 = c * chunk_tiles;
+	k.t1 = k.t0 + chunk_tiles < tiles ? k.t0 + chunk_tiles : tiles;
+	k.w0 = k.t0 * e->tile;
+	k.w1 = k.t1 * e->tile < n ? k.t1 * e->tile : n;
+	return k;
+}
+
+static void release_events(cl_event *ev, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
+}
+
+static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume,
+		    void *ctx)
+{
+	struct cle *e = (struct cle *)base;
+	const size_t tiles = (n + e->tile - 1) / e->tile;
+	size_t chunk_tiles = CHUNK_BYTES / (e->tile * e->wsize);
+	size_t chunks, c;
+	unsigned log_n, log_b;
+	cl_event *up = NULL, *sorted = NULL, *down = NULL;
+	cl_int err = CL_SUCCESS;
+	cl_mem result;
+	int rc = CLS_E_FAIL;
+	const char *what = "";
+
+	if (n == 0)
+		return 0;
+	if (cle_reserve(e, n) != 0) {
+		msg_err("cannot hold %zu words on the device", n);
+		return CLS_E_FAIL;
+	}
+	/* Whole pairs of tiles, for the pair tails of the last stage. */
+	if (chunk_tiles < 2)
+		chunk_tiles = 2;
+	chunk_tiles &= ~(size_t)1;
+	if (make_stages(e, chunk_tiles * e->tile * e->wsize))
+		return CLS_E_FAIL;
+	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
+	up = calloc(chunks, sizeof *up);
+	sorted = calloc(chunks, sizeof *sorted);
+	down = calloc(chunks, sizeof *down);
+	if (!up || !sorted || !down) {
+		msg_err("out of memory");
+		goto out;
+	}
+	log_n = log2_floor(n);
+	if (((size_t)1 << log_n) < n)
+		log_n++;
+
+	/* Upload chunk by chunk, each produced into a free staging buffer;
+	 * each chunk's tiles are sorted once it lands. */
+	what = "upload to the device";
+	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+		const struct chunk k = chunk_of(e, c, chunk_tiles, n);
+		void *slot = e->stage[c % NSTAGE];
+		if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
+			break;
+		if ((rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
+			goto out;
+		rc = CLS_E_FAIL;
+		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->wsize,
+					   (k.w1 - k.w0) * e->wsize, slot, 0, NULL, &up[c]);
+		if (err == CL_SUCCESS)
+			err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[c], &sorted[c]);
+		/* Start the copy now, not at the next wait. */
+		clFlush(e->xfer);
+		clFlush(e->dev->queue);
+	}
+	/* clFlush makes both queues start now rather than at the first wait. */
+	clFlush(e->xfer);
+	what = "sort kernel launch";
+	result = e->buf;
+	if (e->global_merge && n > e->tile) {
+		cl_ulong w, nn = n;
+		cl_mem src = e->buf, dst = e->buf2, t;
+		for (w = e->tile; err == CL_SUCCESS && w < n; w *= 2) {
+			size_t global = round_up((n + e->merge_items - 1) / e->merge_items, e->merge_wg);
+			cl_event ev = NULL;
+			err = clSetKernelArg(e->merge, 0, sizeof src, &src);
+			err |= clSetKernelArg(e->merge, 1, sizeof dst, &dst);
+			err |= clSetKernelArg(e->merge, 2, sizeof nn, &nn);
+			err |= clSetKernelArg(e->merge, 3, sizeof w, &w);
+			if (err == CL_SUCCESS)
+				err = clEnqueueNDRangeKernel(e->dev->queue, e->merge, 1, NULL, &global,
+							     &e->merge_wg, 0, NULL, &ev);
+			if (err == CL_SUCCESS && e->dev->profiling)
+				record_event(e, e->merge, ev);
+			for (c = 0; c < chunks && ev; c++) {
+				clReleaseEvent(sorted[c]);
+				clRetainEvent(ev);
+				sorted[c] = ev;
+			}
+			if (ev)
+				clReleaseEvent(ev);
+			t = src;
+			src = dst;
+			dst = t;
+		}
+		result = src;
+		log_n = 0;	/* no bitonic stages */
+	}
+	for (log_b = log2_floor(e->tile) + 1; err == CL_SUCCESS && log_b <= log_n; log_b++) {
+		err = enqueue_stage(e, n, log_b);
+		if (err != CL_SUCCESS)
+			break;
+		if (log_b < log_n) {
+			cl_event ev = NULL;
+			err = launch_tails(e, log_b, n, 0, tiles, e->dev->profiling ? &ev : NULL);
+			if (ev)
+				clReleaseEvent(ev);
+			continue;
+		}
+		/* The last stage's tail runs chunk by chunk, so that downloads
+		 * start as soon as their part is final. */
+		for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
+			clReleaseEvent(sorted[c]);
+			sorted[c] = NULL;
+			err = launch_tails(e, log_b, n, k.t0, k.t1, &sorted[c]);
+		}
+	}
+	clFlush(e->dev->queue);
+	/* Download into the staging buffers in turn: chunk c + NSTAGE goes
+	 * into the buffer of chunk c once that has been consumed. */
+	what = "download from the device";
+	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
+		if (c >= NSTAGE) {
+			const size_t d = c - NSTAGE;
+			const struct chunk k = chunk_of(e, d, chunk_tiles, n);
+			err = clWaitForEvents(1, &down[d]);
+			if (err != CL_SUCCESS)
+				break;
+			if ((rc = consume(ctx, e->stage[d % NSTAGE], k.w0, k.w1 - k.w0)) != 0)
+				goto out;
+			rc = CLS_E_FAIL;
+		}
+		if (c < chunks) {
+			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
+			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, k.w0 * e->wsize,
+						  (k.w1 - k.w0) * e->wsize, e->stage[c % NSTAGE], 1, &sorted[c],
+						  &down[c]);
+			clFlush(e->xfer);
+		}
+	}
+	if (err != CL_SUCCESS) {
+		dev_fail(what, err);
+		rc = CLS_E_FAIL;
+		goto out;
+	}
+	if (e->dev->profiling) {
+		size_t i;
+		for (i = 0; i < chunks; i++)
+			e->times.upload += event_seconds(up[i], up[i]);
+		for (i = 0; i < e->nprof; i++) {
+			const double t = event_seconds(e->prof[i], e->prof[i]);
+			e->times.sort += t;
+			e->kernel_time[kernel_slot(e, e->prof_kernel[i])] += t;
+		}
+		for (i = 0; i < chunks; i++)
+			e->times.download += event_seconds(down[i], down[i]);
+	}
+	rc = 0;
+out:
+	/* Nothing may still be writing into words when we return. */
+	clFinish(e->xfer);
+	clFinish(e->dev->queue);
+	if (up)
+		release_events(up, chunks);
+	if (sorted)
+		release_events(sorted, chunks);
+	if (down)
+		release_events(down, chunks);
+	free(up);
+	free(sorted);
+	free(down);
+	release_events(e->prof, e->nprof);
+	e->nprof = 0;
+	return rc;
+}
+
+static void cle_report(const struct engine *base)
+{
+	const struct cle *e = (const struct cle *)base;
+	char line[512], name[32];
+	size_t len = 0, i;
+
+	if (e->dev->profiling)
+		msg_info(1, "device time: upload %.6f s, sort %.6f s, download %.6f s",
+			 e->times.upload, e->times.sort, e->times.download);
+	line[0] = '\0';
+	for (i = 0; i < NKERNELS; i++) {
+		const double s = e->kernel_time[i];
+		kernel_at(e, i, name, sizeof name);
+		if (s > 0 && len < sizeof line - 64)
+			len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %.6f s",
+						len ? ", " : "", name, s);
+	}
+	if (len)
+		msg_info(2, "kernel time: %s", line);
+}
+
+/* The budget: -S, else a fraction of the device's memory; never more than
+ * one buffer may hold, nor, on a CPU device whose buffers are host memory
+ * too (the words, and the merge-path passes' second buffer), more than the
+ * host memory allows.  Then halved until the device holds it: it may hold
+ * less than it says. */
+static int cle_capacity(struct engine *base, size_t want, size_t *cap)
+{
+	struct cle *e = (struct cle *)base;
+	const struct dev_ctx *d = e->dev;
+	size_t per_record = e->c.beside;
+	uint64_t most = e->c.buffer_bytes;
+	double t0 = now_sec();
+	int rc;
+
+	if (e->c.buffer_percent > 0)
+		most = (uint64_t)((double)d->global_mem * e->c.buffer_percent / 100.0);
+	if (most == 0)
+		most = (uint64_t)((double)d->global_mem * DEVICE_FRACTION);
+	most /= e->wsize;
+	if (most > cle_max_words(e))
+		most = cle_max_words(e);
+	if (d->type & CL_DEVICE_TYPE_CPU)
+		per_record += 2 * e->wsize;
+	if (per_record && most > e->c.memory / per_record)
+		most = e->c.memory / per_record;
+	if (most < MIN_RUN)
+		most = MIN_RUN;
+	if (most > want)
+		most = want;
+	while ((rc = cle_reserve(e, (size_t)most)) == CLE_E_NOMEM && most > MIN_RUN)
+		most = most / 2 < MIN_RUN ? MIN_RUN : most / 2;
+	if (rc) {
+		if (rc == CLE_E_NOMEM)
+			msg_err("the device cannot hold even %llu words", (unsigned long long)most);
+		return CLS_E_FAIL;
+	}
+	*cap = (size_t)most;
+	msg_info(1, "device buffer of %zu words in %.3f s", *cap, now_sec() - t0);
+	return 0;
+}
+
+static const struct eng_ops cle_ops = { cle_capacity, cle_sort, cle_report, cle_close };

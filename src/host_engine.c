@@ -1,0 +1,108 @@
+#include "config.h"
+#include "host_engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "radix.h"
+#include "util.h"
+
+/* Runs never hold fewer words than this, whatever the memory budget. */
+#define MIN_RUN 1024
+
+struct hst {
+	struct engine base;	/* first: a struct engine * is a struct hst * */
+	struct eng_config c;
+	void *words, *scratch;	/* cap words each */
+	size_t cap;
+	double t_sort;		/* in the radix sort */
+};
+
+static int hst_capacity(struct engine *e, size_t want, size_t *cap)
+{
+	struct hst *h = (struct hst *)e;
+	const size_t ws = word_size(h->c.kind);
+	uint64_t most = h->c.memory / (h->c.beside + 2 * ws);
+
+	/* -S bounds a run here too: in bytes, or in percent of --memory. */
+	if (h->c.buffer_bytes && most > h->c.buffer_bytes / ws)
+		most = h->c.buffer_bytes / ws;
+	if (h->c.buffer_percent > 0 &&
+	    most > (uint64_t)((double)h->c.memory * 2 * h->c.buffer_percent / 100.0) / ws)
+		most = (uint64_t)((double)h->c.memory * 2 * h->c.buffer_percent / 100.0) / ws;
+	if (most < MIN_RUN)
+		most = MIN_RUN;
+	if (most > want)
+		most = want;
+	if (h->cap < most) {
+		free(h->words);
+		free(h->scratch);
+		h->cap = 0;
+		h->words = xmalloc((size_t)most * ws, "the host engine's words");
+		h->scratch = h->words ? xmalloc((size_t)most * ws, "the host engine's words") : NULL;
+		if (!h->scratch)
+			return CLS_E_FAIL;
+		h->cap = (size_t)most;
+		/* Faulted in on all threads at once: much faster than one
+		 * fault at a time as the first run writes them. */
+		populate_parallel(h->words, h->cap * ws, h->c.threads);
+		populate_parallel(h->scratch, h->cap * ws, h->c.threads);
+	}
+	*cap = (size_t)most;
+	return 0;
+}
+
+static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
+		    void *ctx)
+{
+	struct hst *h = (struct hst *)e;
+	double t0;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (n > h->cap) {
+		msg_err("cannot hold %zu words on the host", n);
+		return CLS_E_FAIL;
+	}
+	if ((rc = produce(ctx, h->words, 0, n)))
+		return rc;
+	t0 = now_sec();
+	rc = radix_sort(h->words, h->scratch, n, h->c.kind, h->c.threads);
+	h->t_sort += now_sec() - t0;
+	return rc ? rc : consume(ctx, h->words, 0, n);
+}
+
+static void hst_report(const struct engine *e)
+{
+	const struct hst *h = (const struct hst *)e;
+	msg_info(1, "host engine: radix sort %.3f s on %u thread%s", h->t_sort, h->c.threads,
+		 h->c.threads == 1 ? "" : "s");
+}
+
+static void hst_close(struct engine *e)
+{
+	struct hst *h = (struct hst *)e;
+	free(h->words);
+	free(h->scratch);
+	free(h);
+}
+
+static const struct eng_ops hst_ops = { hst_capacity, hst_sort, hst_report, hst_close };
+
+int hst_open(struct engine **e, const struct eng_config *c)
+{
+	struct hst *h = calloc(1, sizeof *h);
+	if (!h) {
+		msg_errno(ENOMEM, "cannot start the host engine");
+		return CLS_E_FAIL;
+	}
+	h->base.ops = &hst_ops;
+	h->base.host = true;
+	snprintf(h->base.name, sizeof h->base.name, "the host (%u thread%s)", c->threads,
+		 c->threads == 1 ? "" : "s");
+	h->c = *c;
+	*e = &h->base;
+	return 0;
+}

@@ -1,0 +1,515 @@
+#include "config.h"
+#include "merge.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Merge sources give back pages this often: with many sources, what they
+ * hold between two releases counts against --memory. */
+#define RELEASE_STEP ((size_t)4 << 20)
+
+struct source {
+	struct enc_cursor c;
+	const struct mrg_run *run;
+	size_t order;		/* of its run among those merged */
+	size_t released;
+};
+
+static bool before(const struct source *a, const struct source *b)
+{
+	/* Equal keys: the earlier run first, which keeps the sort stable. */
+	return a->c.key < b->c.key || (a->c.key == b->c.key && a->order < b->order);
+}
+
+static void sift_down(struct source **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && before(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && before(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct source *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+size_t mrg_release(const struct mrg_run *r, size_t end)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	end = end / page * page;
+	if (r->map && end)
+		madvise(r->map, end, MADV_DONTNEED);
+	return end;
+}
+
+static void release_behind(struct source *src)
+{
+	const size_t done = (size_t)(src->c.p - src->run->data);
+	if (src->run->map && done - src->released >= RELEASE_STEP)
+		src->released = mrg_release(src->run, done);
+}
+
+/* Fixed-size records merge without a cursor per record: each source's
+ * keys are turned into sortable ones a block at a time by the key type's
+ * bulk encoder, and records are copied into a local buffer. */
+#define KEY_BLOCK 256
+#define COPY_BLOCK ((size_t)256 << 10)
+
+struct bin_source {
+	const unsigned char *p, *end;	/* next record to load keys for, range end */
+	uint64_t keys[KEY_BLOCK];
+	size_t pos, count;		/* current key in keys[], keys loaded */
+	const unsigned char *rec;	/* record of keys[pos] */
+};
+
+/* Load the next block of keys; false when the source is exhausted. */
+static bool bin_refill(const struct enc_format *f, struct bin_source *s)
+{
+	size_t n = (size_t)(s->end - s->p) / f->rec_size, i;
+	if (n == 0)
+		return false;
+	if (n > KEY_BLOCK)
+		n = KEY_BLOCK;
+	if (f->kt->width == 4) {
+		uint32_t k32[KEY_BLOCK];
+		f->kt->encode(s->p + f->key_off, f->rec_size, n, f->mask, k32, false, 0);
+		for (i = 0; i < n; i++)
+			s->keys[i] = k32[i];
+	} else {
+		f->kt->encode(s->p + f->key_off, f->rec_size, n, f->mask, s->keys, false, 0);
+	}
+	s->rec = s->p;
+	s->p += n * f->rec_size;
+	s->pos = 0;
+	s->count = n;
+	return true;
+}
+
+/* A tournament (loser) tree over the sources: every record costs the same
+ * log2 of the source count of compare-and-selects, which compile without
+ * branches, instead of a heap sift whose data-dependent branches the
+ * processor keeps mispredicting.  Entries hold the key by value; past the
+ * last source, sentinels with the largest key and a larger source number
+ * lose to everything. */
+struct bin_head {
+	uint64_t key;
+	size_t src;		/* index of the source, in run order */
+};
+
+static inline bool bin_before(struct bin_head a, struct bin_head b)
+{
+	/* Bitwise, so that no branch is made of it. */
+	return (a.key < b.key) | ((a.key == b.key) & (a.src < b.src));
+}
+
+static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
+		     struct out_writer *w)
+{
+	size_t leaves = 1, i, len = 0;
+	struct bin_source *src = calloc(k ? k : 1, sizeof *src);
+	struct bin_head *tree, *entry, win;
+	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
+	const size_t rs = f->rec_size;
+	int rc = 0;
+
+	while (leaves < k)
+		leaves *= 2;
+	tree = calloc(2 * leaves, sizeof *tree);	/* losers in [1, leaves) */
+	entry = tree + leaves;				/* leaves, for the build */
+	if (!src || !tree || !buf) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		rc = CLS_E_FAIL;
+		goto out;
+	}
+	for (i = 0; i < leaves; i++) {
+		entry[i].key = UINT64_MAX;
+		entry[i].src = k + i;
+		if (i < k) {
+			src[i].p = ranges[i].data;
+			src[i].end = ranges[i].data + ranges[i].len;
+			if (bin_refill(f, &src[i]))
+				entry[i].key = src[i].keys[0], entry[i].src = i;
+		}
+	}
+	/* Build: each inner node keeps the loser of its subtree's final, and
+	 * passes the winner up (winners kept in tree[] temporarily from the
+	 * leaves' row upward). */
+	{
+		struct bin_head *wins = calloc(2 * leaves, sizeof *wins);
+		if (!wins) {
+			msg_errno(ENOMEM, "cannot merge runs");
+			rc = CLS_E_FAIL;
+			goto out;
+		}
+		for (i = 0; i < leaves; i++)
+			wins[leaves + i] = entry[i];
+		for (i = leaves - 1; i >= 1; i--) {
+			const struct bin_head l = wins[2 * i], r = wins[2 * i + 1];
+			const bool lw = bin_before(l, r);
+			wins[i] = lw ? l : r;
+			tree[i] = lw ? r : l;
+		}
+		win = leaves > 1 ? wins[1] : wins[leaves];
+		free(wins);
+	}
+	while (win.src < k) {
+		struct bin_source *top = &src[win.src];
+		size_t node;
+		/* Constant sizes for the common records let memcpy be a move. */
+		switch (rs) {
+		case 4: memcpy(buf + len, top->rec, 4); break;
+		case 8: memcpy(buf + len, top->rec, 8); break;
+		case 16: memcpy(buf + len, top->rec, 16); break;
+		default: memcpy(buf + len, top->rec, rs); break;
+		}
+		len += rs;
+		if (len >= COPY_BLOCK) {
+			if ((rc = out_write(w, buf, len)))
+				goto out;
+			len = 0;
+		}
+		top->rec += rs;
+		if (++top->pos < top->count || bin_refill(f, top))
+			win.key = top->keys[top->pos];
+		else
+			win.key = UINT64_MAX, win.src += leaves;
+		/* Replay the path from the winner's leaf to the root. */
+		for (node = (leaves + (win.src % leaves)) / 2; node >= 1; node /= 2) {
+			const struct bin_head t = tree[node];
+			/* All ones when the winner stays: selects by mask. */
+			const uint64_t m = -(uint64_t)bin_before(win, t);
+			tree[node].key = (t.key & m) | (win.key & ~m);
+			tree[node].src = (t.src & m) | (win.src & ~m);
+			win.key = (win.key & m) | (t.key & ~m);
+			win.src = (win.src & m) | (t.src & ~m);
+		}
+	}
+	rc = out_write(w, buf, len);
+out:
+	free(src);
+	free(tree);
+	free(buf);
+	return rc;
+}
+
+/* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
+ * not NULL, are the runs the ranges start, whose passed pages are given
+ * back as the merge goes. */
+static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
+		      const struct mrg_run *runs, struct out_writer *w)
+{
+	struct source *src = calloc(k ? k : 1, sizeof *src);
+	struct source **heap = calloc(k ? k : 1, sizeof *heap);
+	const bool kv = f->fmt == CLS_FMT_KV;
+	size_t i, n = 0;
+	int rc = 0;
+
+	if (!src || !heap) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		rc = CLS_E_FAIL;
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		src[i].run = runs ? &runs[i] : &ranges[i];
+		src[i].order = i;
+		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len, "run");
+		rc = enc_cursor_next(&src[i].c);
+		if (rc < 0)
+			goto out;
+		if (rc)
+			heap[n++] = &src[i];
+	}
+	rc = 0;
+	for (i = n / 2; i-- > 0;)
+		sift_down(heap, n, i);
+	while (n && rc == 0) {
+		struct source *top = heap[0];
+		rc = out_write(w, top->c.rec, top->c.len);
+		if (rc == 0 && kv)
+			rc = out_write(w, "\n", 1);
+		if (rc)
+			break;
+		rc = enc_cursor_next(&top->c);
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			heap[0] = heap[--n];
+		rc = 0;
+		if (runs)
+			release_behind(top);
+		sift_down(heap, n, 0);
+	}
+out:
+	free(src);
+	free(heap);
+	return rc;
+}
+
+/* --- parallel merge ------------------------------------------------------
+ * The merged output is cut by key into parts that threads merge at once:
+ * splitter keys come from samples of every run, each run is cut after its
+ * last record with a key at most the splitter, and part p is the merge of
+ * every run's piece p.  Equal keys always share a part, so the merge stays
+ * stable.  Parts are merged a round of one per thread at a time, each into
+ * memory, and written in order. */
+
+/* Output bytes per round, at most; a round's parts are held twice (one
+ * round merging, the one before being written), within an eighth of
+ * --memory. */
+#define ROUND_BYTES ((size_t)256 << 20)
+#define ROUND_MIN ((size_t)16 << 20)
+/* Below this the merge is not worth threads. */
+#define PARALLEL_MERGE_MIN ((size_t)16 << 20)
+/* Samples per part and run. */
+#define SAMPLES 8
+
+/* Start of the first record at or after byte pos of a run. */
+static size_t record_at(const struct enc_format *f, const struct mrg_run *r, size_t pos)
+{
+	const unsigned char *nl;
+	if (f->fmt == CLS_FMT_BIN)
+		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
+	if (pos == 0 || pos >= r->len)
+		return pos == 0 ? 0 : r->len;
+	nl = memchr(r->data + pos - 1, '\n', r->len - (pos - 1));
+	return nl ? (size_t)(nl - r->data) + 1 : r->len;
+}
+
+/* Sortable key of the record starting at byte at (< r->len). */
+static uint64_t key_at(const struct enc_format *f, const struct mrg_run *r, size_t at)
+{
+	struct enc_cursor c;
+	enc_cursor_init(&c, f, r->data + at, r->len - at, "run");
+	return enc_cursor_next(&c) == 1 ? c.key : 0;
+}
+
+/* Byte offset of the first record of r whose key is above v. */
+static size_t cut_after(const struct enc_format *f, const struct mrg_run *r, uint64_t v)
+{
+	size_t lo = 0, hi = r->len;
+	/* Smallest pos whose record (at or after pos) has a key above v. */
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2, at = record_at(f, r, mid);
+		if (at < r->len && key_at(f, r, at) <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return record_at(f, r, lo);
+}
+
+struct sample {
+	uint64_t key;
+	double weight;		/* bytes it stands for */
+};
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
+	    size_t per, size_t total, size_t *cuts)
+{
+	const size_t nsamples = k * parts * per;
+	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
+	uint64_t *split = calloc(parts, sizeof *split);
+	size_t r, p, i, n = 0;
+	double acc = 0, step;
+
+	if (!smp || !split) {
+		free(smp);
+		free(split);
+		msg_errno(ENOMEM, "cannot merge runs");
+		return CLS_E_FAIL;
+	}
+	for (r = 0; r < k; r++) {
+		const size_t every = runs[r].len / (parts * per) + 1;
+		size_t pos;
+		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
+			const size_t at = record_at(f, &runs[r], pos);
+			if (at >= runs[r].len)
+				break;
+			smp[n].key = key_at(f, &runs[r], at);
+			smp[n].weight = (double)every;
+			n++;
+		}
+	}
+	qsort(smp, n, sizeof *smp, cmp_sample);
+	/* Splitter p closes part p: the key where the running weight passes
+	 * (p+1)/parts of the total. */
+	step = (double)total / (double)parts;
+	for (p = 0, i = 0; p + 1 < parts; p++) {
+		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
+			acc += smp[i++].weight;
+		split[p] = n ? smp[i].key : 0;
+	}
+	for (r = 0; r < k; r++) {
+		cuts[r] = 0;
+		cuts[parts * k + r] = runs[r].len;
+		for (p = 0; p + 1 < parts; p++) {
+			size_t c = cut_after(f, &runs[r], split[p]);
+			/* Splitters never decrease, nor may the cuts. */
+			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
+		}
+	}
+	free(smp);
+	free(split);
+	return 0;
+}
+
+struct part_job {
+	const struct enc_format *f;
+	size_t expect;		/* bytes of a part, about */
+	struct mrg_run *pieces;	/* k ranges */
+	size_t k;
+	struct out_writer w;
+	int rc;
+};
+
+/* Merge one part into the job's memory writer, kept from round to round
+ * so that its pages are faulted in once. */
+static void part_job(void *arg)
+{
+	struct part_job *j = arg;
+	j->rc = 0;
+	if (!j->w.buf)
+		j->rc = out_open_mem(&j->w, j->expect);
+	j->w.len = 0;
+	if (j->rc == 0)
+		j->rc = j->f->fmt == CLS_FMT_BIN ? bin_merge(j->f, j->pieces, j->k, &j->w) :
+			heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
+}
+
+/* A round of parts merged on threads of its own, while the previous
+ * round is written. */
+struct round {
+	struct part_job *jobs;
+	unsigned count;
+	pthread_t thread;
+};
+
+static void *round_main(void *arg)
+{
+	struct round *r = arg;
+	run_parallel(part_job, r->jobs, sizeof *r->jobs, r->count);
+	return NULL;
+}
+
+static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs, size_t k,
+			  uint64_t memory, struct out_writer *w, size_t total)
+{
+	const unsigned threads = f->threads;
+	const size_t round_bytes = memory / 8 < ROUND_MIN ? ROUND_MIN :
+				   memory / 8 > ROUND_BYTES ? ROUND_BYTES : memory / 8;
+	const size_t rounds = (total + round_bytes - 1) / round_bytes;
+	const size_t parts = threads * rounds;
+	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
+	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
+	struct mrg_run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
+	struct round round[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
+	bool started[2] = { false, false };
+	size_t r, p, i;
+	double t0 = now_sec(), t1, t_write = 0, t_wait = 0;
+	int rc = CLS_E_FAIL;
+
+	if (!cuts || !jobs || !pieces) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		goto out;
+	}
+	if (mrg_cut(f, runs, k, parts, SAMPLES, total, cuts))
+		goto out;
+	msg_info(2, "parallel merge: %zu parts in %zu rounds, cut in %.3f s", parts, rounds,
+		 now_sec() - t0);
+	/* Rounds alternate between two sets of jobs: while one set merges
+	 * round p, the other's output of round p - 1 is written. */
+	for (p = 0; p <= parts; p += threads) {
+		struct round *cur = &round[(p / threads) % 2], *prev = &round[(p / threads + 1) % 2];
+		unsigned t;
+
+		cur->count = 0;
+		if (p < parts) {
+			const unsigned now = (unsigned)(parts - p < threads ? parts - p : threads);
+			struct mrg_run *set = &pieces[(p / threads) % 2 * threads * k];
+			for (t = 0; t < now; t++) {
+				for (r = 0; r < k; r++) {
+					struct mrg_run *piece = &set[t * k + r];
+					const size_t a = cuts[(p + t) * k + r], b = cuts[(p + t + 1) * k + r];
+					piece->data = runs[r].data + a;
+					piece->len = b - a;
+				}
+				cur->jobs[t].f = f;
+				cur->jobs[t].expect = round_bytes / threads + 1;
+				cur->jobs[t].pieces = &set[t * k];
+				cur->jobs[t].k = k;
+			}
+			cur->count = now;
+			if (pthread_create(&cur->thread, NULL, round_main, cur))
+				round_main(cur);
+			else
+				started[(p / threads) % 2] = true;
+		}
+		rc = 0;
+		t1 = now_sec();
+		for (t = 0; t < prev->count; t++) {
+			if (rc == 0)
+				rc = prev->jobs[t].rc;
+			if (rc == 0)
+				rc = out_write(w, prev->jobs[t].w.buf, prev->jobs[t].w.len);
+		}
+		t_write += now_sec() - t1;
+		prev->count = 0;
+		t1 = now_sec();
+		if (started[(p / threads) % 2]) {
+			pthread_join(cur->thread, NULL);
+			started[(p / threads) % 2] = false;
+		}
+		t_wait += now_sec() - t1;
+		if (rc)
+			goto out;
+		/* Give back what the merged rounds have passed in mapped runs. */
+		for (r = 0; r < k && p < parts; r++)
+			mrg_release(&runs[r], cuts[(p + cur->count) * k + r]);
+	}
+	rc = 0;
+	msg_info(2, "parallel merge: writing %.3f s, then waiting for merges %.3f s", t_write, t_wait);
+out:
+	for (i = 0; jobs && i < 2 * (size_t)threads; i++)
+		out_abort(&jobs[i].w);
+	free(cuts);
+	free(jobs);
+	free(pieces);
+	return rc;
+}
+
+int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool streaming,
+	     uint64_t memory, struct out_writer *w)
+{
+	const char *min = getenv("CLSORT_PARALLEL_MERGE_MIN");
+	size_t total = 0, i;
+
+	for (i = 0; i < k; i++)
+		total += runs[i].len;
+	if (!streaming && f->threads > 1 &&
+	    total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN))
+		return merge_parallel(f, runs, k, memory, w, total);
+	return heap_merge(f, runs, k, runs, w);
+}
+
+int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
+	       struct out_writer *w)
+{
+	return f->fmt == CLS_FMT_BIN ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, NULL, w);
+}

@@ -1,0 +1,51 @@
+/* Merging sorted runs into one output, stably: of equal keys, the
+ * earlier run's records first.  In one stream (a tournament tree over fixed
+ * records, a heap over kv lines), or, for runs in memory, in parallel: the
+ * output cut by sampled keys into parts that threads merge at once. */
+#ifndef CLSORT_MERGE_H
+#define CLSORT_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "encode.h"
+#include "output.h"
+
+/* A sorted run in output form: in memory, or in a mapped temporary file. */
+struct mrg_run {
+	const unsigned char *data;
+	size_t len;
+	void *map;		/* the mapping data lies in, or NULL */
+	int fd;			/* its file, or -1 */
+	unsigned char *heap;	/* the memory data lies in, or NULL */
+	unsigned level;		/* merges it took to make */
+};
+
+/* Merge runs[0..k), given in input order, into w.  streaming: in one
+ * stream, which holds the least (for runs in temporary files, when memory
+ * is short), giving back the pages of mapped runs as it passes them; else
+ * in parallel parts on f->threads threads when the runs are large enough
+ * (CLSORT_PARALLEL_MERGE_MIN bytes lowers the limit, for tests), in rounds
+ * within memory / 8 bytes.  0, CLS_E_PIPE or CLS_E_FAIL. */
+int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool streaming,
+	     uint64_t memory, struct out_writer *w);
+
+/* Merge runs[0..k) into w in one stream, in one thread, giving nothing
+ * back.  0, CLS_E_PIPE or CLS_E_FAIL. */
+int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
+	       struct out_writer *w);
+
+/* Cut k runs of total bytes into parts by key: cuts[p * k + r] is where
+ * part p starts in run r (cuts[parts * k + r] its end).  Splitter keys come
+ * from per samples of every run for each part, and each run is cut after
+ * its last record with a key at most the splitter, so equal keys share a
+ * part.  0, or CLS_E_FAIL after a message when out of memory. */
+int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
+	    size_t per, size_t total, size_t *cuts);
+
+/* Give back the whole pages of mapped run r below byte end; returns the
+ * byte up to which they are given back. */
+size_t mrg_release(const struct mrg_run *r, size_t end);
+
+#endif

@@ -1,0 +1,125 @@
+#include "config.h"
+#include "sortrun.h"
+
+#include <string.h>
+
+#include "util.h"
+
+static void *warm_in(void *arg)
+{
+	const struct srt_warm *w = arg;
+	in_prefault(w->in, w->in_bytes);
+	return NULL;
+}
+
+static void *warm_out(void *arg)
+{
+	struct srt_warm *w = arg;
+	if (!w->out_exact || !out_map(w->out, w->out_bytes, w->threads))
+		out_reserve(w->out, w->out_bytes);
+	return NULL;
+}
+
+static void *warm_drop(void *arg)
+{
+	const struct srt_warm *w = arg;
+	size_t i;
+	for (i = 0; i < w->drop->nslices; i++)
+		in_release(w->drop->slices[i].file, w->drop->slices[i].off, w->drop->slices[i].len);
+	return NULL;
+}
+
+/* All of b's input is staged, and the output comes from the words alone:
+ * give the input's pages back while the engine sorts, which leaves little
+ * for munmap to do at the end. */
+static void warm_drop_input(struct srt_warm *w, const struct enc_batch *b)
+{
+	w->drop = b;
+	w->drop_running = pthread_create(&w->drop_thread, NULL, warm_drop, w) == 0;
+}
+
+void srt_warm_start(struct srt_warm *w)
+{
+	w->in_running = pthread_create(&w->in_thread, NULL, warm_in, w) == 0;
+	w->out_running = pthread_create(&w->out_thread, NULL, warm_out, w) == 0;
+}
+
+void srt_warm_out_done(struct srt_warm *w)
+{
+	if (w->out_running)
+		pthread_join(w->out_thread, NULL);
+	w->out_running = false;
+}
+
+void srt_warm_done(struct srt_warm *w)
+{
+	srt_warm_out_done(w);
+	if (w->in_running)
+		pthread_join(w->in_thread, NULL);
+	w->in_running = false;
+	if (w->drop_running)
+		pthread_join(w->drop_thread, NULL);
+	w->drop_running = false;
+}
+
+/* Where the words of the current run come from and go to. */
+struct run_io {
+	struct out_writer *w;
+	const struct enc_format *f;
+	const struct enc_batch *b;
+	struct srt_warm *warm;	/* joined before w is written, or NULL */
+	struct srt_times *t;
+};
+
+static int produce(void *arg, void *dst, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	const double t0 = now_sec();
+	int rc = 0;
+
+	/* kv runs are parsed whole; bin records are encoded as they go. */
+	if (io->b->words)
+		memcpy(dst, (const char *)io->b->words + first * ws, count * ws);
+	else
+		rc = enc_encode_range(io->f, io->b, first, count, dst);
+	if (rc == 0 && io->warm && !io->f->indexed && first + count == io->b->n)
+		warm_drop_input(io->warm, io->b);
+	io->t->produce += now_sec() - t0;
+	return rc;
+}
+
+static int consume(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	double t0 = now_sec();
+	int rc;
+
+	(void)first;
+	if (io->warm) {
+		srt_warm_out_done(io->warm);
+		io->t->warm += now_sec() - t0;
+		t0 = now_sec();
+	}
+	rc = out_emit(io->w, io->f, io->b, src, count);
+	io->t->consume += now_sec() - t0;
+	return rc;
+}
+
+int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
+	    struct out_writer *w, struct srt_warm *warm, struct srt_times *t)
+{
+	struct run_io io = { w, f, b, warm, t };
+	double t0 = now_sec();
+	int rc;
+
+	if (b->words) {
+		if (enc_encode(f, b))
+			return CLS_E_FAIL;
+		t->encode += now_sec() - t0;
+		t0 = now_sec();
+	}
+	rc = eng_sort(e, b->n, produce, consume, &io);
+	t->sort += now_sec() - t0;
+	return rc;
+}

@@ -1,0 +1,56 @@
+/* Sorting one planned run through an engine into a writer: the records
+ * encoded into sort words as the engine asks for them, the sorted words
+ * turned back into records.  Helper threads may prepare the input and the
+ * output meanwhile (while a device starts): they are joined before the
+ * output is first written. */
+#ifndef CLSORT_SORTRUN_H
+#define CLSORT_SORTRUN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "encode.h"
+#include "engine.h"
+#include "input.h"
+#include "output.h"
+
+/* The helper threads: fault in the input's pages, prepare the output's
+ * blocks (or its mapping, when its size is known); and, once all of a
+ * run's input is staged and the output comes from the words alone, give
+ * the input's pages back while the engine sorts. */
+struct srt_warm {
+	const struct in_set *in;
+	uint64_t in_bytes;
+	struct out_writer *out;
+	uint64_t out_bytes;
+	bool out_exact;		/* out_bytes is the output's size */
+	unsigned threads;
+	const struct enc_batch *drop;	/* input no longer needed */
+	pthread_t in_thread, out_thread, drop_thread;
+	bool in_running, out_running, drop_running;
+};
+
+void srt_warm_start(struct srt_warm *w);
+/* The output is ready: it may be written from now on. */
+void srt_warm_out_done(struct srt_warm *w);
+/* Join every helper. */
+void srt_warm_done(struct srt_warm *w);
+
+/* Time spent sorting runs, summed over them. */
+struct srt_times {
+	double encode;		/* parsing kv runs whole */
+	double sort;		/* the rest: the engine's sort, with producing and writing */
+	/* Of sort: filling the engine's words, waiting for the output's
+	 * helper, writing the sorted records. */
+	double produce, warm, consume;
+};
+
+/* Sort the planned run b (its words and lines buffers for kv) on e and
+ * write it to w; warm, when not NULL, is joined before w is first written.
+ * 0, CLS_E_PIPE, or CLS_E_FAIL after a message (naming file and line of a
+ * bad key). */
+int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
+	    struct out_writer *w, struct srt_warm *warm, struct srt_times *t);
+
+#endif

@@ -1,0 +1,228 @@
+#include "config.h"
+#include "spill.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "tmpfile.h"
+#include "util.h"
+
+static void run_free(struct mrg_run *r)
+{
+	if (r->map)
+		munmap(r->map, r->len);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->heap);
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+}
+
+static unsigned open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+	if (!d)
+		return 16;
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n > 3 ? n - 3 : n;	/* ".", ".." and the DIR itself */
+}
+
+/* Largest fan-in whose worst case of open run files, (F-1) per level plus
+ * a merge's F inputs and its output, fits in the descriptors left. */
+static int choose_fanin(struct spl_set *s, uint64_t est_runs)
+{
+	struct rlimit rl;
+	long avail;
+	unsigned f;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4096)
+		rl.rlim_cur = 4096;
+	avail = (long)rl.rlim_cur - (long)open_fds() - 2;
+	for (f = 64; f >= 2; f--) {
+		uint64_t span = f;
+		long levels = 1;
+		while (span < est_runs) {
+			span *= f;
+			levels++;
+		}
+		if ((long)(f - 1) * levels + 2 <= avail) {
+			s->fanin = f;
+			return 0;
+		}
+	}
+	msg_err("too few file descriptors for merging temporary files (ulimit -n is %llu)",
+		(unsigned long long)rl.rlim_cur);
+	return CLS_E_FAIL;
+}
+
+int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, uint64_t memory,
+	     bool files, uint64_t est_runs)
+{
+	memset(s, 0, sizeof *s);
+	s->f = f;
+	s->tmpdir = tmpdir;
+	s->memory = memory;
+	s->files = files;
+	return files ? choose_fanin(s, est_runs) : 0;
+}
+
+void spl_free(struct spl_set *s)
+{
+	size_t i;
+	for (i = 0; i < s->n; i++)
+		run_free(&s->runs[i]);
+	free(s->runs);
+	s->runs = NULL;
+	s->n = s->cap = 0;
+}
+
+int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_t expect)
+{
+	static char name[4200];
+
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+	if (!s->files) {
+		if (out_open_mem(w, expect))
+			return CLS_E_FAIL;
+		populate_parallel(w->buf, expect, s->f->threads);
+		return 0;
+	}
+	r->fd = tmp_create(s->tmpdir);
+	if (r->fd < 0)
+		return CLS_E_FAIL;
+	snprintf(name, sizeof name, "a temporary file in %s", s->tmpdir);
+	return out_open_fd(w, r->fd, name);
+}
+
+void spl_discard(struct out_writer *w, struct mrg_run *r)
+{
+	out_abort(w);
+	run_free(r);
+}
+
+/* Make the run's written bytes readable through r->data. */
+static int seal(struct out_writer *w, struct mrg_run *r)
+{
+	if (w->mem) {
+		r->heap = w->buf;
+		r->data = w->buf;
+		r->len = w->len;
+		w->buf = NULL;
+		return 0;
+	}
+	if (out_finish(w))
+		return CLS_E_FAIL;
+	r->len = w->total;
+	if (r->len == 0) {
+		r->data = (const unsigned char *)"";
+		return 0;
+	}
+	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		msg_errno(errno, "cannot map %s", w->name);
+		return CLS_E_FAIL;
+	}
+	madvise(r->map, r->len, MADV_SEQUENTIAL);
+	r->data = r->map;
+	return 0;
+}
+
+static int merge(struct spl_set *s, const struct mrg_run *runs, size_t k, struct out_writer *w)
+{
+	const double t0 = now_sec();
+	const int rc = mrg_runs(s->f, runs, k, s->files, s->memory, w);
+	s->merges++;
+	s->t_merge += now_sec() - t0;
+	return rc;
+}
+
+/* Merge the last k runs into one, in their place. */
+static int merge_tail(struct spl_set *s, size_t k)
+{
+	struct mrg_run *first = &s->runs[s->n - k], merged;
+	struct out_writer w;
+	size_t i, bytes = 0;
+	unsigned level = 0;
+	int rc;
+
+	for (i = 0; i < k; i++) {
+		bytes += first[i].len;
+		if (first[i].level > level)
+			level = first[i].level;
+	}
+	if (spl_writer(s, &w, &merged, bytes))
+		return CLS_E_FAIL;
+	rc = merge(s, first, k, &w);
+	if (rc == 0)
+		rc = seal(&w, &merged);
+	else
+		out_abort(&w);
+	if (rc) {
+		run_free(&merged);
+		return rc;
+	}
+	for (i = 0; i < k; i++)
+		run_free(&first[i]);
+	merged.level = level + 1;
+	*first = merged;
+	s->n -= k - 1;
+	return 0;
+}
+
+int spl_keep(struct spl_set *s, struct out_writer *w, struct mrg_run *r)
+{
+	if (seal(w, r)) {
+		run_free(r);
+		return CLS_E_FAIL;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct mrg_run *g = realloc(s->runs, cap * sizeof *g);
+		if (!g) {
+			msg_errno(ENOMEM, "cannot keep a sorted run");
+			run_free(r);
+			return CLS_E_FAIL;
+		}
+		s->runs = g;
+		s->cap = cap;
+	}
+	s->runs[s->n++] = *r;
+	/* Files: merge fan-in runs of one level as soon as there are that many,
+	 * which bounds the files open at once. */
+	while (s->files && s->n >= s->fanin) {
+		size_t i;
+		for (i = s->n - s->fanin; i < s->n; i++)
+			if (s->runs[i].level != s->runs[s->n - 1].level)
+				return 0;
+		if (merge_tail(s, s->fanin))
+			return CLS_E_FAIL;
+	}
+	return 0;
+}
+
+int spl_merge(struct spl_set *s, struct out_writer *out)
+{
+	size_t i;
+	int rc = 0;
+
+	while (s->files && s->n > s->fanin && rc == 0)
+		rc = merge_tail(s, s->fanin);
+	if (rc == 0)
+		rc = merge(s, s->runs, s->n, out);
+	for (i = 0; i < s->n; i++)
+		run_free(&s->runs[i]);
+	s->n = 0;
+	return rc;
+}
