@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Baselines for the clsort benchmarks (contrib/bench/run).
 
-  baselines.py numpy-e2e IN OUT       np.fromfile -> np.sort -> tofile (u32)
+  baselines.py numpy-e2e IN OUT [DTYPE]  np.fromfile -> np.sort -> tofile
+                                      (DTYPE u4, the default, or u8)
   baselines.py cupy-sort N [REPS]     cupy.sort of N random u32 on the GPU,
                                       device time only (CUB radix sort),
                                       timed with CUDA events; prints the
@@ -14,9 +15,9 @@ import statistics
 import sys
 
 
-def numpy_e2e(src, dst):
+def numpy_e2e(src, dst, dtype="u4"):
     import numpy as np
-    a = np.fromfile(src, dtype="<u4")
+    a = np.fromfile(src, dtype="<" + dtype)
     a = np.sort(a)
     a.tofile(dst)
 
@@ -60,8 +61,8 @@ def main(argv):
                 return 3
             return 0
         return 0 if have_cupy() else 3
-    if len(argv) == 4 and argv[1] == "numpy-e2e":
-        numpy_e2e(argv[2], argv[3])
+    if len(argv) in (4, 5) and argv[1] == "numpy-e2e" and argv[4:] in ([], ["u4"], ["u8"]):
+        numpy_e2e(argv[2], argv[3], *argv[4:])
         return 0
     if len(argv) in (3, 4) and argv[1] == "cupy-sort":
         if not have_cupy():
