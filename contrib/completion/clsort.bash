@@ -6,7 +6,7 @@
 
 _clsort_devices()
 {
-	# auto, gpu, cpu and the P:D of each device clsort can see.
+	# auto, gpu, cpu, and what clsort -L lists: host and the P:D of each device.
 	printf '%s\n' auto gpu cpu
 	"${1:-clsort}" -L 2>/dev/null | awk '{ print $1 }'
 }
