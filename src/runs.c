@@ -158,12 +158,12 @@ static bool cut_ranges(const struct enc_format *f, const struct engine *e)
 	return how ? strcmp(how, "ranges") == 0 : f->indexed || e->host;
 }
 
-/* The host engine merges its runs on the host: a merge is one pass where
- * its sort takes several. */
+/* The host engine merges its runs by merging them (a merge is one pass
+ * where its sort takes several), unless CLSORT_MERGE_RUNS=device. */
 static bool merge_on_device(const struct engine *e)
 {
 	const char *how = getenv("CLSORT_MERGE_RUNS");
-	return !e->host && (!how || strcmp(how, "host") != 0);
+	return how ? strcmp(how, "host") != 0 : !e->host;
 }
 
 static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, uint64_t records,
@@ -236,10 +236,11 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 			 s->t_part, runs, runs == 1 ? "" : "s", s->cap, s->spill.merges,
 			 s->spill.merges == 1 ? "" : "es");
 	else
-		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
+		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s%s",
 			 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
 			 runs > 1 ? (s->spill.files ? ", kept in temporary files" : ", kept in memory") : "",
-			 s->spill.merges, s->spill.merges == 1 ? "" : "es");
+			 s->spill.merges, s->spill.merges == 1 ? "" : "es",
+			 s->resorted ? " on the host, then merged on the device" : "");
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t.encode,
 		 s->t.sort, s->spill.t_merge);
 	msg_info(2, "of sort and write: staging %.3f s, waiting for the output %.3f s, "
