@@ -1092,10 +1092,16 @@ static bool cut_ranges(const struct enc_format *f)
 	return how ? strcmp(how, "ranges") == 0 : f->indexed;
 }
 
-static bool merge_on_device(void)
+/* The cut points of a merge on the device are runs times parts, both about
+ * records over a run: with many runs (a run far smaller than the input)
+ * the host merges instead. */
+#define RESORT_MAX_CUTS ((size_t)1 << 16)
+
+static bool merge_on_device(size_t runs, uint64_t records, size_t cap)
 {
 	const char *how = getenv("CLSORT_MERGE_RUNS");
-	return !how || strcmp(how, "host") != 0;
+	return (!how || strcmp(how, "host") != 0) &&
+	       (double)runs * (double)part_count(records, cap) <= (double)RESORT_MAX_CUTS;
 }
 
 static int resort_runs(struct sorter *s, const struct run *runs, size_t k, uint64_t records,
@@ -1251,7 +1257,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		if (warm)
 			warm_out_done(warm);
 		t0 = now_sec();
-		if (!s->spill && !s->host && merge_on_device())
+		if (!s->spill && !s->host && merge_on_device(s->nruns, records, s->cap))
 			rc = resort_runs(s, s->runs, s->nruns, records, b, out);
 		else
 			rc = merge_runs(s, s->runs, s->nruns, out);
