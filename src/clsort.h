@@ -30,6 +30,8 @@ struct cls_opts {
 	size_t record_size;	/* bin: bytes per record; 0 = the key alone */
 	size_t key_offset;	/* bin: offset of the key inside a record */
 	char separator;		/* kv */
+	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
+	unsigned field;		/* kv: the key is this field, from 1 */
 	bool descending;
 	bool stable;
 	bool skip_bad;

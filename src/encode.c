@@ -19,6 +19,8 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->kt = o->key;
 	f->mask = o->descending ? key_mask(o->key) : 0;
 	f->sep = o->separator;
+	f->blank = o->blank_sep;
+	f->field = o->field ? o->field : 1;
 	f->skip_bad = o->skip_bad;
 	f->threads = o->threads ? o->threads : cpu_count();
 	if (f->fmt == CLS_FMT_BIN) {
@@ -243,18 +245,72 @@ size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
 
 /* --- kv lines ------------------------------------------------------------ */
 
-enum { KV_NOSEP = -10 };
+enum { KV_NOFIELD = -10 };
 
-/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOSEP. */
+static inline bool is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Field f->field of a line, as sort(1) takes -k N,N: between the
+ * separators N-1 and N, or with -t blank from the end of field N-1 (its
+ * leading blanks included) to the end of the next run of non-blanks.
+ * False when the line has fewer fields. */
+static bool kv_field(const struct enc_format *f, const char *line, size_t len, const char **key,
+		     size_t *klen)
+{
+	const char *p = line, *const end = line + len, *q;
+	unsigned n;
+
+	if (!f->blank) {
+		for (n = 1; n < f->field; n++) {
+			q = memchr(p, f->sep, (size_t)(end - p));
+			if (!q)
+				return false;
+			p = q + 1;
+		}
+		q = memchr(p, f->sep, (size_t)(end - p));
+		*key = p;
+		*klen = (size_t)((q ? q : end) - p);
+		return true;
+	}
+	/* A field ends where a blank follows a non-blank. */
+	for (n = 1; n < f->field; n++) {
+		while (p < end && is_blank((unsigned char)*p))
+			p++;
+		while (p < end && !is_blank((unsigned char)*p))
+			p++;
+		if (p == end)
+			return false;
+	}
+	q = p;
+	while (q < end && is_blank((unsigned char)*q))
+		q++;
+	while (q < end && !is_blank((unsigned char)*q))
+		q++;
+	*key = p;
+	*klen = (size_t)(q - p);
+	return true;
+}
+
+/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOFIELD. */
 static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key)
 {
-	const char *sep = memchr(line, f->sep, len);
+	const char *k;
+	size_t klen;
 	uint64_t raw;
 	int rc;
 
-	if (!sep)
-		return KV_NOSEP;
-	rc = f->kt->parse(line, (size_t)(sep - line), &raw);
+	if (!kv_field(f, line, len, &k, &klen))
+		return KV_NOFIELD;
+	/* As sort -n reads numbers: leading blanks (part of a field split at
+	 * blanks) and the carriage return of a CRLF line are not the key's. */
+	if (f->blank)
+		while (klen && is_blank((unsigned char)*k))
+			k++, klen--;
+	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
+		klen--;
+	rc = f->kt->parse(k, klen, &raw);
 	if (rc == KEY_OK)
 		*key = f->kt->sortable(raw) ^ f->mask;
 	return rc;
@@ -274,23 +330,19 @@ static void kv_report(const struct enc_format *f, const char *name, uint64_t lin
 		      const char *line, size_t len, int why)
 {
 	char shown[48];
-	const char *sep = memchr(line, f->sep, len);
-	size_t klen = sep ? (size_t)(sep - line) : len, i, n = 0;
-	char sepname[8];
+	const char *k = line;
+	size_t klen = 0, i, n = 0;
 
+	kv_field(f, line, len, &k, &klen);
 	for (i = 0; i < klen && n < 40; i++)
-		shown[n++] = (line[i] >= 0x20 && line[i] < 0x7f) ? line[i] : '?';
+		shown[n++] = (k[i] >= 0x20 && k[i] < 0x7f) ? k[i] : '?';
 	if (i < klen) {
 		memcpy(shown + n, "...", 3);
 		n += 3;
 	}
 	shown[n] = '\0';
-	if (f->sep >= 0x20 && f->sep < 0x7f)
-		snprintf(sepname, sizeof sepname, "'%c'", f->sep);
-	else
-		snprintf(sepname, sizeof sepname, "\\x%02x", (unsigned char)f->sep);
-	if (why == KV_NOSEP)
-		msg_err("%s:%llu: no %s separator in line", name, (unsigned long long)line_no, sepname);
+	if (why == KV_NOFIELD)
+		msg_err("%s:%llu: fewer than %u fields", name, (unsigned long long)line_no, f->field);
 	else if (why == KEY_RANGE)
 		msg_err("%s:%llu: key '%s' out of range for %s", name, (unsigned long long)line_no,
 			shown, f->kt->name);

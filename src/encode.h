@@ -27,6 +27,8 @@ struct enc_format {
 	enum word_kind kind;
 	uint64_t mask;		/* xored into keys: all ones when descending */
 	char sep;		/* kv */
+	bool blank;		/* kv: fields split at runs of blanks, not at sep */
+	unsigned field;		/* kv: the key is this field, from 1 */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
 	unsigned threads;
 };

@@ -23,7 +23,7 @@ enum {
 	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT,
 };
 
-static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
+static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
@@ -40,7 +40,11 @@ static const struct poptOption options[] = {
 	{ "key-offset", '\0', POPT_ARG_LONG, &offset_arg, 0,
 	  "bin: offset of the key in a record (default 0)", "BYTES" },
 	{ "field-separator", 't', POPT_ARG_STRING, &sep_arg, 0,
-	  "kv: the character between key and value (default ':')", "CHAR" },
+	  "text: the byte between fields (default ':'), \\t for a tab, or 'blank' for runs of "
+	  "blanks as sort(1) splits without -t", "SEP" },
+	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
+	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column",
+	  "N" },
 	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
 	{ "reverse", '\0', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, &descending, 0,
 	  "same as --descending", NULL },
@@ -249,8 +253,24 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			goto fail;
 		}
 	}
+	/* The text options need no -f kv. */
+	if (!format_arg && (sep_arg || field_arg))
+		o.format = CLS_FMT_KV;
+	if (field_arg) {
+		char *end;
+		unsigned long n;
+		errno = 0;
+		n = strtoul(field_arg, &end, 10);
+		if (!*field_arg || *end || *field_arg == '-' || errno || n < 1 || n > 65535) {
+			status = usage_error("invalid field number '%s' (1 to 65535)", field_arg);
+			goto fail;
+		}
+		o.field = (unsigned)n;
+	}
 	if (sep_arg) {
-		if (!strcmp(sep_arg, "\\t"))
+		if (!strcmp(sep_arg, "blank"))
+			o.blank_sep = true;
+		else if (!strcmp(sep_arg, "\\t"))
 			o.separator = '\t';
 		else if (strlen(sep_arg) == 1 && sep_arg[0] != '\n')
 			o.separator = sep_arg[0];
@@ -271,8 +291,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (o.format == CLS_FMT_BIN && (sep_arg || skip_bad)) {
-		status = usage_error("%s", "--field-separator and --skip-bad apply to the kv format only");
+	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || skip_bad)) {
+		status = usage_error("%s", "--field-separator, --field and --skip-bad apply to the kv format only");
 		goto fail;
 	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {

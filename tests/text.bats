@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# Text lines as sort(1) has them: a key field (-F) split at a byte or at
+# blanks, numeric and string keys, -u, -z, -m and --header.  Every output
+# is compared byte for byte with GNU sort's in the C locale, stable and
+# given the matching options: in one run, in key ranges, in runs merged in
+# memory and in runs spilled to temporary files.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+}
+
+# gen_text N SEED SEP [MINLEN]: N lines of 5 fields joined by SEP: a
+# number below 2^32, a string, a number below 1000 (many repeats), and two
+# more strings.  Strings are 0 (or MINLEN) to 11 bytes of a few letters
+# and bytes 0x80-0xff, a third of them after a prefix longer than any
+# fixed width a sort word could hold.
+gen_text() {
+  awk -v n="$1" -v seed="$2" -v sep="$3" -v minlen="${4:-0}" 'BEGIN {
+    srand(seed)
+    for (i = 0; i < n; i++) {
+      line = ""
+      for (f = 1; f <= 5; f++) {
+        if (f == 1) v = sprintf("%.0f", int(rand() * 4294967296))
+        else if (f == 3) v = int(rand() * 1000)
+        else {
+          v = ""
+          if (rand() < 0.3) v = "a_shared_prefix_longer_than_any_sort_word_"
+          len = minlen + int(rand() * 12)
+          for (k = 0; k < len; k++)
+            v = v sprintf("%c", rand() < 0.1 ? 128 + int(rand() * 128) : 97 + int(rand() * 4))
+        }
+        line = line (f > 1 ? sep : "") v
+      }
+      print line
+    }
+  }'
+}
+
+# Ways to run clsort on a few thousand lines: one run, key ranges, runs
+# merged in memory, runs spilled to temporary files.
+MODES=("" "-S 4K" "merge -S 4K" "--memory=1M")
+
+# same_as_sort IN "CLSORT OPTIONS" SORT-OPTION...: in every mode,
+# clsort's output is GNU sort -s's, byte for byte.
+same_as_sort() {
+  local in=$1 opts=$2 mode env
+  shift 2
+  sort -s "$@" < "$in" > "$T/want"
+  for mode in "${MODES[@]}"; do
+    env=()
+    [[ $mode == merge* ]] && { env=(CLSORT_MERGE_RUNS=1); mode=${mode#merge }; }
+    env "${env[@]}" "$CLSORT" "${DEV[@]}" $mode $opts "$in" > "$T/got" ||
+      fail "clsort $mode $opts failed with status $?"
+    cmp "$T/want" "$T/got" || fail "clsort ${env[*]} $mode $opts differs from sort -s $*"
+  done
+}
+
+# --- key fields -----------------------------------------------------------
+
+@test "-F: numeric key fields of CSV lines, as sort -t, -kN,Nn" {
+  gen_text 5000 1 , > "$T/in"
+  same_as_sort "$T/in" "-t , -F 3" -t , -k3,3n
+  same_as_sort "$T/in" "-t , -F 3 -r" -t , -k3,3nr
+  same_as_sort "$T/in" "-t , -F 1 -k u64" -t , -k1,1n
+}
+
+@test "-F: a tab separator" {
+  gen_text 3000 2 $'\t' > "$T/in"
+  same_as_sort "$T/in" "-t \\t -F 3 -k i64" -t $'\t' -k3,3n
+}
+
+@test "-t blank: fields split at runs of blanks, leading blanks belong to the field" {
+  gen_text 3000 3 $'  \t' 1 | sed 's/^/ \t/' > "$T/in"
+  same_as_sort "$T/in" "-t blank -F 3" -k3,3n
+  same_as_sort "$T/in" "-t blank -F 1 -k u64 -r" -k1,1nr
+  printf 'a 10\nb\t 9\n' > "$T/two"
+  run "$CLSORT" -t blank -F 2 "$T/two"
+  assert_success
+  assert_output $'b\t 9\na 10'
+}
+
+@test "-F 1 without a separator in the line takes the whole line" {
+  printf '10\n9,x\n' > "$T/in"
+  run "$CLSORT" -t , "$T/in"
+  assert_success
+  assert_output $'9,x\n10'
+}
+
+@test "CRLF lines and a missing final newline" {
+  gen_text 3000 4 , | awk -F, '{ print $0 "," $3 }' | sed 's/$/\r/' > "$T/in"
+  printf '7,x,7,y,z,7' >> "$T/in"
+  same_as_sort "$T/in" "-t , -F 6" -t , -k6,6n
+  same_as_sort "$T/in" "-t , -F 3 -r" -t , -k3,3nr
+}
+
+@test "a line with fewer fields than -F is an error naming file and line" {
+  printf '1,a,3\n2,b\n' > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 3 "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/in:2: fewer than 3 fields" ]
+  [ -z "$output" ]
+  printf '1 a\n2 b  \n3\n' > "$T/blank"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t blank -F 3 "$T/blank"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/blank:1: fewer than 3 fields" ]
+}
+
+@test "--skip-bad drops lines with fewer fields and counts them" {
+  { gen_text 2000 5 ,; printf '1,2\n\n'; gen_text 2000 6 ,; } > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 3 --skip-bad -o "$T/got" "$T/in"
+  assert_success
+  [ "$stderr" = "clsort: skipped 2 lines with a bad key" ]
+  grep '^[^,]*,[^,]*,' "$T/in" | sort -s -t , -k3,3n | cmp - "$T/got"
+}
+
+@test "-F: bad field numbers are usage errors" {
+  for n in 0 -1 x 1x '' 65536; do
+    run --separate-stderr "$CLSORT" -t , -F "$n"
+    [ "$status" -eq 2 ] || fail "-F '$n' gave status $status"
+    [[ ${stderr_lines[0]} == "clsort: invalid field number '$n' (1 to 65535)" ]] ||
+      fail "-F '$n': $stderr"
+  done
+  run --separate-stderr "$CLSORT" -f bin -F 2
+  [ "$status" -eq 2 ]
+  [[ $stderr == *"apply to the kv format only"* ]]
+}
