@@ -34,6 +34,7 @@ struct cls_opts {
 	unsigned field;		/* kv: the key is this field, from 1 */
 	bool descending;
 	bool stable;
+	bool unique;		/* keep the first record of each key */
 	bool skip_bad;
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */

@@ -22,6 +22,7 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->blank = o->blank_sep;
 	f->field = o->field ? o->field : 1;
 	f->skip_bad = o->skip_bad;
+	f->unique = o->unique;
 	f->threads = o->threads ? o->threads : cpu_count();
 	if (f->fmt == CLS_FMT_BIN) {
 		f->rec_size = o->record_size ? o->record_size : f->kt->width;
@@ -241,6 +242,35 @@ size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
 	if (f->kind == WORD64)
 		return (uint32_t)((const uint64_t *)words)[i];
 	return (size_t)((const struct word128 *)words)[i].lo;
+}
+
+/* Key bits of word i: the word without its index. */
+static inline uint64_t word_key(const struct enc_format *f, const void *words, size_t i)
+{
+	switch (f->kind) {
+	case WORD32:
+		return ((const uint32_t *)words)[i];
+	case WORD64:
+		return f->indexed ? ((const uint64_t *)words)[i] >> 32 : ((const uint64_t *)words)[i];
+	case WORD128:
+		break;
+	}
+	return ((const struct word128 *)words)[i].hi;
+}
+
+size_t enc_unique(const struct enc_format *f, void *words, size_t count)
+{
+	const size_t ws = word_size(f->kind);
+	size_t i, kept = count ? 1 : 0;
+
+	for (i = 1; i < count; i++) {
+		if (word_key(f, words, i) == word_key(f, words, kept - 1))
+			continue;
+		if (kept != i)
+			memcpy((char *)words + kept * ws, (const char *)words + i * ws, ws);
+		kept++;
+	}
+	return kept;
 }
 
 /* --- kv lines ------------------------------------------------------------ */
@@ -648,4 +678,9 @@ int enc_cursor_next(struct enc_cursor *c)
 			return CLS_E_FAIL;
 		}
 	}
+}
+
+int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b)
+{
+	return (a->key > b->key) - (a->key < b->key);
 }

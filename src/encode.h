@@ -30,6 +30,7 @@ struct enc_format {
 	bool blank;		/* kv: fields split at runs of blanks, not at sep */
 	unsigned field;		/* kv: the key is this field, from 1 */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
+	bool unique;		/* keep the first record of each key */
 	unsigned threads;
 };
 
@@ -104,6 +105,11 @@ size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
  * newline), mask applied: KEY_OK, or why a kv line has none. */
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key);
 
+/* -u: keep the first of each stretch of equal keys among count sorted
+ * words, moving them to the front; returns how many are
+ * kept. */
+size_t enc_unique(const struct enc_format *f, void *words, size_t count);
+
 /* Walks the records of a byte range in output form: bin records, or kv
  * lines each ending in a newline (but for a last one). */
 struct enc_cursor {
@@ -121,5 +127,8 @@ void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const voi
 /* Advance: 1 with rec/len/key set, 0 at the end, CLS_E_FAIL after a
  * message for a bad kv line (lines are skipped with --skip-bad). */
 int enc_cursor_next(struct enc_cursor *c);
+
+/* Order of the keys of two cursors' records: negative, 0 or positive. */
+int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b);
 
 #endif

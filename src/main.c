@@ -27,7 +27,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, skip_bad, verbose;
+static int descending, stable, unique, skip_bad, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
@@ -50,6 +50,9 @@ static const struct poptOption options[] = {
 	  "same as --descending", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
+	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
+	  "keep only the first of records with equal keys (with -c: check that no keys are equal)",
+	  NULL },
 	{ NULL, 'c', POPT_ARG_NONE, NULL, OPT_CHECK_REPORT,
 	  "same as --check", NULL },
 	{ "check", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
@@ -307,6 +310,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.key_offset = offset_arg > 0 ? (size_t)offset_arg : 0;
 	o.descending = descending;
 	o.stable = stable;
+	o.unique = unique;
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;
 	o.output = output_arg;

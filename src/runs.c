@@ -258,6 +258,8 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	struct bin_head *tree, *entry, win;
 	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
 	const size_t rs = f->rec_size;
+	uint64_t last = 0;		/* -u: the key written last */
+	bool have_last = false;
 	int rc = 0;
 
 	while (leaves < k)
@@ -303,6 +305,8 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	while (win.src < k) {
 		struct bin_source *top = &src[win.src];
 		size_t node;
+		if (f->unique && have_last && win.key == last)
+			goto next;
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
 		case 4: memcpy(buf + len, top->rec, 4); break;
@@ -311,11 +315,14 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 		default: memcpy(buf + len, top->rec, rs); break;
 		}
 		len += rs;
+		last = win.key;
+		have_last = true;
 		if (len >= COPY_BLOCK) {
 			if ((rc = out_write(w, buf, len)))
 				goto out;
 			len = 0;
 		}
+next:
 		top->rec += rs;
 		if (++top->pos < top->count || bin_refill(f, top))
 			win.key = top->keys[top->pos];
@@ -349,6 +356,8 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
 	const bool kv = f->fmt == CLS_FMT_KV;
+	struct enc_cursor last;		/* -u: the record written last */
+	bool have_last = false;
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -372,11 +381,15 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 		sift_down(heap, n, i);
 	while (n && rc == 0) {
 		struct source *top = heap[0];
-		rc = out_write(w, top->c.rec, top->c.len);
-		if (rc == 0 && kv)
-			rc = out_write(w, "\n", 1);
-		if (rc)
-			break;
+		if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
+			rc = out_write(w, top->c.rec, top->c.len);
+			if (rc == 0 && kv)
+				rc = out_write(w, "\n", 1);
+			if (rc)
+				break;
+			last = top->c;
+			have_last = true;
+		}
 		rc = enc_cursor_next(&top->c);
 		if (rc < 0)
 			break;
@@ -1016,14 +1029,25 @@ static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
+/* Sorted words back into the run's own array, where they are thinned
+ * (-u) before they are written. */
+static int collect_chunk(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	memcpy((char *)io->b->words + first * ws, src, count * ws);
+	return 0;
+}
+
 /* Sort the planned run and write it to w; warm, when not NULL, is joined
  * before the first write. */
 static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		    struct warm *warm)
 {
 	struct run_io io = { s, w, s->f, b, warm };
+	const bool whole = s->f->unique;
 	double t0 = now_sec();
-	int rc;
+	int rc = 0;
 
 	if (b->words) {
 		if (enc_encode(s->f, b))
@@ -1034,11 +1058,14 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	if (s->host) {
 		host_sort(b->words, b->n, s->f->kind);
 		measure_host(s, b->n, now_sec() - t0);
+	} else {
+		rc = eng_sort(s->eng, b->n, produce_chunk, whole ? collect_chunk : consume_chunk, &io);
+	}
+	if (rc == 0 && (s->host || whole)) {
+		const size_t n = s->f->unique ? enc_unique(s->f, b->words, b->n) : b->n;
 		if (warm)
 			warm_out_done(warm);
-		rc = out_emit(w, s->f, b, b->words, b->n);
-	} else {
-		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
+		rc = out_emit(w, s->f, b, b->words, n);
 	}
 	s->t_sort += now_sec() - t0;
 	return rc;
@@ -1187,7 +1214,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	 * is for outputs well inside the memory budget only. */
 	struct warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 			     .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
-			     .out_exact = f->fmt == CLS_FMT_BIN && in->bytes <= o->memory_bytes / 2,
+			     .out_exact = f->fmt == CLS_FMT_BIN && !f->unique &&
+					  in->bytes <= o->memory_bytes / 2,
 			     .threads = f->threads, .kind = f->kind };
 	double t0;
 
@@ -1212,8 +1240,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
 	 * be made chunk by chunk: kv lines are parsed at once, and the host
-	 * sort needs them all. */
-	if (s.host || f->fmt == CLS_FMT_KV) {
+	 * sort and -u need them all. */
+	if (s.host || f->fmt == CLS_FMT_KV || f->unique) {
 		b.words = xmalloc(s.cap * word_size(f->kind), "sort words");
 		if (!b.words)
 			goto out;
@@ -1229,9 +1257,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
-	 * each fit a run, and no merge. */
+	 * each fit a run, and no merge.  Not for -u, whose equal keys must
+	 * meet, where ranges may split them. */
 	rc = PART_BAD_LINE;
-	if (!s.spill && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
+	if (!s.spill && !f->unique && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
 	    !getenv("CLSORT_MERGE_RUNS")) {
 		warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);

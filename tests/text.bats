@@ -126,3 +126,47 @@ same_as_sort() {
   [ "$status" -eq 2 ]
   [[ $stderr == *"apply to the kv format only"* ]]
 }
+
+# --- -u -------------------------------------------------------------------
+
+@test "-u keeps the first line of each key, as sort -s -u, in every mode and with -r" {
+  gen_text 5000 7 , > "$T/in"
+  same_as_sort "$T/in" "-u -t , -F 3" -u -t , -k3,3n
+  same_as_sort "$T/in" "-u -t , -F 3 -r" -u -t , -k3,3nr
+  same_as_sort "$T/in" "--unique -t , -F 1 -k u64" -u -t , -k1,1n
+}
+
+@test "-u: runs merged in parallel parts keep one line of each key" {
+  gen_text 20000 8 , > "$T/in"
+  sort -s -u -t , -k3,3n "$T/in" > "$T/want"
+  CLSORT_MERGE_RUNS=1 CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K -u -t , -F 3 \
+    "$T/in" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+
+@test "-u with binary keys and records" {
+  "$REFSORT" gen u32 20000 9 few > "$T/keys"
+  od -An -v -tu4 -w4 "$T/keys" | sort -n -u > "$T/want"
+  for mode in "" "-S 4K" "--memory=40K"; do
+    "$CLSORT" "${DEV[@]}" $mode -u "$T/keys" | od -An -v -tu4 -w4 | cmp "$T/want" - ||
+      fail "bare keys, $mode"
+  done
+  "$REFSORT" gen-rec 20000 8 0 u32 10 few > "$T/recs"
+  for r in "" r; do
+    od -An -v -tu4 -w8 "$T/recs" | sort -s -u -k1,1n$r > "$T/want"
+    for mode in "" "-S 4K" "--memory=80K"; do
+      "$CLSORT" "${DEV[@]}" $mode -u ${r:+-r} -R 8 "$T/recs" > "$T/got"
+      od -An -v -tu4 -w8 "$T/got" | cmp "$T/want" - || fail "records, $mode $r"
+    done
+  done
+}
+
+@test "-c -u: equal keys are disorder" {
+  printf '1,a\n2,b\n2,c\n' > "$T/in"
+  run --separate-stderr "$CLSORT" -c -t , "$T/in"
+  assert_success
+  run --separate-stderr "$CLSORT" -c -u -t , "$T/in"
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "clsort: $T/in:3: disorder: 2,c" ]
+}
