@@ -32,6 +32,7 @@ struct cls_opts {
 	char separator;		/* kv */
 	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
 	unsigned field;		/* kv: the key is this field, from 1 */
+	bool zero_terminated;	/* kv: lines end in NUL (-z) */
 	bool descending;
 	bool stable;
 	bool unique;		/* keep the first record of each key */

@@ -19,6 +19,7 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->kt = o->key;
 	f->mask = o->descending ? key_mask(o->key) : 0;
 	f->sep = o->separator;
+	f->eol = o->zero_terminated ? '\0' : '\n';
 	f->blank = o->blank_sep;
 	f->field = o->field ? o->field : 1;
 	f->skip_bad = o->skip_bad;
@@ -57,12 +58,13 @@ int enc_validate(const struct enc_format *f, const struct in_set *in)
 	return 0;
 }
 
-/* Lines in p[0..len): newlines, plus one for an unterminated last line. */
-static size_t count_lines(const char *p, size_t len)
+/* Lines in p[0..len): line ends (eol), plus one for an unterminated last
+ * line. */
+static size_t count_lines(const char *p, size_t len, char eol)
 {
 	const char *end = p + len, *nl;
 	size_t n = 0;
-	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+	while (p < end && (nl = memchr(p, eol, (size_t)(end - p)))) {
 		n++;
 		p = nl + 1;
 	}
@@ -70,31 +72,32 @@ static size_t count_lines(const char *p, size_t len)
 }
 
 /* End of a share of [p, end) about want bytes long: just past the first
- * newline at or after p + want, or end. */
-static const char *cut_at_line(const char *p, const char *end, size_t want)
+ * line end (eol) at or after p + want, or end. */
+static const char *cut_at_line(const char *p, const char *end, size_t want, char eol)
 {
 	const char *nl;
 	if ((size_t)(end - p) <= want)
 		return end;
-	nl = memchr(p + want, '\n', (size_t)(end - p - want));
+	nl = memchr(p + want, eol, (size_t)(end - p - want));
 	return nl ? nl + 1 : end;
 }
 
 struct count_job {
 	const char *p;
 	size_t len;
+	char eol;
 	size_t lines;
 };
 
 static void count_job(void *arg)
 {
 	struct count_job *j = arg;
-	j->lines = count_lines(j->p, j->len);
+	j->lines = count_lines(j->p, j->len, j->eol);
 }
 
 /* Lines of a file, counted by up to threads threads, each on a share
  * that ends at a newline. */
-static uint64_t count_file_lines(const struct in_file *file, unsigned threads)
+static uint64_t count_file_lines(const struct in_file *file, unsigned threads, char eol)
 {
 	struct count_job jobs[64];
 	const char *p = (const char *)file->data, *end = p + file->size;
@@ -105,8 +108,9 @@ static uint64_t count_file_lines(const struct in_file *file, unsigned threads)
 		threads = 64;
 	per = file->size / threads + 1;
 	while (p < end) {
-		const char *cut = n + 1 < threads ? cut_at_line(p, end, per) : end;
+		const char *cut = n + 1 < threads ? cut_at_line(p, end, per, eol) : end;
 		jobs[n].p = p;
+		jobs[n].eol = eol;
 		jobs[n].len = (size_t)(cut - p);
 		n++;
 		p = cut;
@@ -131,7 +135,7 @@ int enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struc
 	}
 	for (i = 0; i < in->count; i++) {
 		p->counts[i] = f->fmt == CLS_FMT_BIN ? in->files[i].size / f->rec_size :
-			       count_file_lines(&in->files[i], f->threads);
+			       count_file_lines(&in->files[i], f->threads, f->eol);
 		p->total += p->counts[i];
 	}
 	return 0;
@@ -196,7 +200,7 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
 			const char *s = (const char *)file->data + p->off, *end = s + left, *q = s, *nl;
 			records = 0;
 			while (records < cap - b->n && q < end) {
-				nl = memchr(q, '\n', (size_t)(end - q));
+				nl = memchr(q, f->eol, (size_t)(end - q));
 				q = nl ? nl + 1 : end;
 				records++;
 			}
@@ -401,7 +405,7 @@ struct kv_job {
 static void kv_count_job(void *arg)
 {
 	struct kv_job *j = arg;
-	j->lines = count_lines(j->start, (size_t)(j->end - j->start));
+	j->lines = count_lines(j->start, (size_t)(j->end - j->start), j->f->eol);
 }
 
 static void kv_parse_job(void *arg)
@@ -415,7 +419,7 @@ static void kv_parse_job(void *arg)
 
 	for (i = 0; i < j->lines; i++) {
 		size_t len;
-		nl = memchr(p, '\n', (size_t)(j->end - p));
+		nl = memchr(p, f->eol, (size_t)(j->end - p));
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
 		rc = kv_key(f, p, len, &key);
 		if (rc == KEY_OK) {
@@ -450,7 +454,7 @@ static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, stru
 		if (want < MIN_JOB_BYTES)
 			want = MIN_JOB_BYTES;
 		while (p < end) {
-			const char *cut = cut_at_line(p, end, want);
+			const char *cut = cut_at_line(p, end, want, f->eol);
 			if (n == cap) {
 				struct kv_job *g;
 				cap = cap ? cap * 2 : 16;
@@ -521,8 +525,8 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			const char *p = j->start, *nl;
 			size_t k;
 			for (k = 0; k < j->bad_first; k++)
-				p = memchr(p, '\n', (size_t)(j->end - p)) + 1;
-			nl = memchr(p, '\n', (size_t)(j->end - p));
+				p = memchr(p, f->eol, (size_t)(j->end - p)) + 1;
+			nl = memchr(p, f->eol, (size_t)(j->end - p));
 			kv_report(f, j->slice->file->name, j->line0 + j->bad_first + 1, p,
 				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why);
 			free(jobs);
@@ -667,7 +671,7 @@ int enc_cursor_next(struct enc_cursor *c)
 			c->key = f->kt->sortable(key_load(f->kt, c->rec + f->key_off)) ^ f->mask;
 			return 1;
 		}
-		nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+		nl = memchr(c->p, f->eol, (size_t)(c->end - c->p));
 		c->len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
 		c->p = nl ? nl + 1 : c->end;
 		rc = kv_key(f, (const char *)c->rec, c->len, &c->key);

@@ -27,7 +27,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, unique, skip_bad, verbose;
+static int descending, stable, unique, zero, skip_bad, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
@@ -45,6 +45,9 @@ static const struct poptOption options[] = {
 	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
 	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column",
 	  "N" },
+	{ "zero-terminated", 'z', POPT_ARG_NONE, &zero, 0,
+	  "text: lines end in NUL, not newline, e.g. find . -print0 | clsort -z -t / -F 2 -k str",
+	  NULL },
 	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
 	{ "reverse", '\0', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, &descending, 0,
 	  "same as --descending", NULL },
@@ -257,7 +260,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		}
 	}
 	/* The text options need no -f kv. */
-	if (!format_arg && (sep_arg || field_arg))
+	if (!format_arg && (sep_arg || field_arg || zero))
 		o.format = CLS_FMT_KV;
 	if (field_arg) {
 		char *end;
@@ -294,8 +297,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || skip_bad)) {
-		status = usage_error("%s", "--field-separator, --field and --skip-bad apply to the kv format only");
+	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || skip_bad)) {
+		status = usage_error("%s", "--field-separator, --field, --zero-terminated and --skip-bad "
+				     "apply to the kv format only");
 		goto fail;
 	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {
@@ -311,6 +315,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.descending = descending;
 	o.stable = stable;
 	o.unique = unique;
+	o.zero_terminated = zero;
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;
 	o.output = output_arg;

@@ -133,7 +133,7 @@ struct piece {
 	int rc;
 };
 
-/* Length of the record at p (kv: of the line, without its newline) and
+/* Length of the record at p (kv: of the line, without its end) and
  * where the next one starts. */
 static size_t record_len(const struct enc_format *f, const unsigned char *p,
 			 const unsigned char *end, const unsigned char **next)
@@ -143,7 +143,7 @@ static size_t record_len(const struct enc_format *f, const unsigned char *p,
 		*next = p + f->rec_size;
 		return f->rec_size;
 	}
-	nl = memchr(p, '\n', (size_t)(end - p));
+	nl = memchr(p, f->eol, (size_t)(end - p));
 	*next = nl ? nl + 1 : end;
 	return nl ? (size_t)(nl - p) : (size_t)(end - p);
 }
@@ -180,7 +180,7 @@ static void piece_job(void *arg)
 			default: memcpy(dst, p, len); break;
 			}
 			if (kv)
-				dst[len] = '\n';
+				dst[len] = (unsigned char)f->eol;
 		}
 		pc->at[r] += bytes;
 		p = next;
@@ -238,7 +238,7 @@ static struct piece *make_pieces(const struct enc_format *f, const struct in_set
 				if (end == off)
 					end = file->size;
 			} else if (end < file->size) {
-				const unsigned char *nl = memchr(file->data + end - 1, '\n',
+				const unsigned char *nl = memchr(file->data + end - 1, f->eol,
 								 file->size - (end - 1));
 				end = nl ? (size_t)(nl - file->data) + 1 : file->size;
 			}
@@ -298,7 +298,7 @@ static size_t sample(const struct enc_format *f, const struct in_set *in, size_t
 		if (f->fmt == CLS_FMT_BIN) {
 			at -= at % f->rec_size;
 		} else {
-			while (at > 0 && file->data[at - 1] != '\n')
+			while (at > 0 && file->data[at - 1] != (unsigned char)f->eol)
 				at--;
 		}
 		p = file->data + at;

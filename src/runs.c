@@ -384,7 +384,7 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 		if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
 			rc = out_write(w, top->c.rec, top->c.len);
 			if (rc == 0 && kv)
-				rc = out_write(w, "\n", 1);
+				rc = out_write(w, &f->eol, 1);
 			if (rc)
 				break;
 			last = top->c;
@@ -432,7 +432,7 @@ static size_t record_at(const struct enc_format *f, const struct run *r, size_t 
 		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
 	if (pos == 0 || pos >= r->len)
 		return pos == 0 ? 0 : r->len;
-	nl = memchr(r->data + pos - 1, '\n', r->len - (pos - 1));
+	nl = memchr(r->data + pos - 1, f->eol, r->len - (pos - 1));
 	return nl ? (size_t)(nl - r->data) + 1 : r->len;
 }
 

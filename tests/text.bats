@@ -170,3 +170,21 @@ same_as_sort() {
   [ "$status" -eq 1 ]
   [ "$stderr" = "clsort: $T/in:3: disorder: 2,c" ]
 }
+
+# --- -z -------------------------------------------------------------------
+
+@test "-z: lines end in NUL and may hold newlines, as sort -z" {
+  gen_text 5000 11 , | tr '\n' '\0' | sed -z 's/b/\n/' > "$T/in"
+  same_as_sort "$T/in" "-z -t , -F 3" -z -t , -k3,3n
+  same_as_sort "$T/in" "-z -u -r -t , -F 3" -z -u -t , -k3,3nr
+  printf '2\0001' > "$T/two"
+  "$CLSORT" -z "$T/two" | od -An -c | tr -s ' ' > "$T/got"
+  [ "$(cat "$T/got")" = " 1 \\0 2 \\0" ]
+}
+
+@test "-z: a bad line is named by its number of NUL-ended lines" {
+  printf '1,5\0002\n3,4\0002' > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -z -t , -F 2 "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/in:3: fewer than 2 fields" ]
+}
