@@ -33,6 +33,7 @@ struct cls_opts {
 	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
 	unsigned field;		/* kv: the key is this field, from 1 */
 	bool zero_terminated;	/* kv: lines end in NUL (-z) */
+	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
 	bool descending;
 	bool stable;
 	bool unique;		/* keep the first record of each key */

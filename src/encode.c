@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strkey.h"
 #include "util.h"
 
 /* Below this many bytes a job is not worth a thread. */
@@ -23,6 +24,7 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->blank = o->blank_sep;
 	f->field = o->field ? o->field : 1;
 	f->skip_bad = o->skip_bad;
+	f->str = o->str_key;
 	f->unique = o->unique;
 	f->threads = o->threads ? o->threads : cpu_count();
 	if (f->fmt == CLS_FMT_BIN) {
@@ -37,6 +39,12 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 		f->indexed = !(f->rec_size == f->kt->width && f->kt->invertible);
 	} else {
 		f->indexed = true;
+	}
+	if (f->str) {
+		f->kt = NULL;
+		f->kind = WORD128;
+		f->mask = o->descending ? ~(uint64_t)0 : 0;
+		return 0;
 	}
 	f->kind = key_word_kind(f->kt, f->indexed);
 	return 0;
@@ -243,9 +251,11 @@ static inline void put_word(enum word_kind kind, void *words, size_t i, uint64_t
 
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
 {
+	/* Runs hold fewer than 2^32 records, and string keys use the upper
+	 * half of a 128-bit word's low 64 bits. */
 	if (f->kind == WORD64)
 		return (uint32_t)((const uint64_t *)words)[i];
-	return (size_t)((const struct word128 *)words)[i].lo;
+	return (uint32_t)((const struct word128 *)words)[i].lo;
 }
 
 /* Key bits of word i: the word without its index. */
@@ -262,14 +272,38 @@ static inline uint64_t word_key(const struct enc_format *f, const void *words, s
 	return ((const struct word128 *)words)[i].hi;
 }
 
-size_t enc_unique(const struct enc_format *f, void *words, size_t count)
+/* A run's lines, for the string keys in them. */
+struct batch_ctx {
+	const struct enc_format *f;
+	const struct enc_batch *b;
+};
+
+static void batch_key(const void *ctx, size_t i, const unsigned char **key, size_t *len);
+
+size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
+		  size_t count)
 {
 	const size_t ws = word_size(f->kind);
+	const struct batch_ctx ctx = { f, b };
 	size_t i, kept = count ? 1 : 0;
 
 	for (i = 1; i < count; i++) {
-		if (word_key(f, words, i) == word_key(f, words, kept - 1))
+		if (f->str) {
+			const struct word128 *w = words;
+			const unsigned char *x, *y;
+			size_t xl, yl;
+			if (w[i].hi != w[kept - 1].hi || w[i].lo >> 32 != w[kept - 1].lo >> 32)
+				goto keep;
+			if (!str_tied(&w[i], &w[kept - 1], f->mask))
+				continue;
+			batch_key(&ctx, (uint32_t)w[i].lo, &x, &xl);
+			batch_key(&ctx, (uint32_t)w[kept - 1].lo, &y, &yl);
+			if (str_cmp(x, xl, y, yl) == 0)
+				continue;
+		} else if (word_key(f, words, i) == word_key(f, words, kept - 1)) {
 			continue;
+		}
+keep:
 		if (kept != i)
 			memcpy((char *)words + kept * ws, (const char *)words + i * ws, ws);
 		kept++;
@@ -327,8 +361,10 @@ static bool kv_field(const struct enc_format *f, const char *line, size_t len, c
 	return true;
 }
 
-/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOFIELD. */
-static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key)
+/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOFIELD; the
+ * key field in *kp, *kplen. */
+static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
+		  const char **kp, size_t *kplen)
 {
 	const char *k;
 	size_t klen;
@@ -337,6 +373,12 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 
 	if (!kv_field(f, line, len, &k, &klen))
 		return KV_NOFIELD;
+	*kp = k;
+	*kplen = klen;
+	if (f->str) {
+		*key = str_prefix((const unsigned char *)k, klen) ^ f->mask;
+		return KEY_OK;
+	}
 	/* As sort -n reads numbers: leading blanks (part of a field split at
 	 * blanks) and the carriage return of a CRLF line are not the key's. */
 	if (f->blank)
@@ -352,11 +394,32 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key)
 {
+	const char *k;
+	size_t klen;
 	if (f->fmt == CLS_FMT_BIN) {
 		*key = f->kt->sortable(key_load(f->kt, rec + f->key_off)) ^ f->mask;
 		return KEY_OK;
 	}
-	return kv_key(f, (const char *)rec, len, key);
+	return kv_key(f, (const char *)rec, len, key, &k, &klen);
+}
+
+/* The string key of line i of a run (a struct batch_ctx).  The line had
+ * the field when it was encoded. */
+static void batch_key(const void *ctx, size_t i, const unsigned char **key, size_t *len)
+{
+	const struct batch_ctx *c = ctx;
+	const char *k = NULL;
+	const bool found = kv_field(c->f, c->b->lines[i].p, c->b->lines[i].len, &k, len);
+
+	assert(found);
+	(void)found;
+	*key = (const unsigned char *)k;
+}
+
+int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count)
+{
+	const struct batch_ctx ctx = { f, b };
+	return str_refine(words, count, f->mask, batch_key, &ctx, f->threads);
 }
 
 /* One-line message for a bad line, the key shown printable and short. */
@@ -412,8 +475,8 @@ static void kv_parse_job(void *arg)
 {
 	struct kv_job *j = arg;
 	const struct enc_format *f = j->f;
-	const char *p = j->start, *nl;
-	size_t i, out = j->first;
+	const char *p = j->start, *nl, *k;
+	size_t i, out = j->first, klen;
 	uint64_t key;
 	int rc;
 
@@ -421,11 +484,15 @@ static void kv_parse_job(void *arg)
 		size_t len;
 		nl = memchr(p, f->eol, (size_t)(j->end - p));
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-		rc = kv_key(f, p, len, &key);
+		rc = kv_key(f, p, len, &key, &k, &klen);
 		if (rc == KEY_OK) {
 			j->b->lines[out].p = p;
 			j->b->lines[out].len = len;
-			put_word(f->kind, j->b->words, out, key, out);
+			if (f->str)
+				str_word((const unsigned char *)k, klen, f->mask, (uint32_t)out,
+					 (struct word128 *)j->b->words + out);
+			else
+				put_word(f->kind, j->b->words, out, key, out);
 			out++;
 		} else {
 			if (j->bad++ == 0) {
@@ -536,10 +603,15 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			size_t k;
 			memmove(b->lines + pos, b->lines + j->first, j->good * sizeof *b->lines);
 			for (k = 0; k < j->good; k++) {
-				uint64_t key = f->kind == WORD64 ?
-					((uint64_t *)b->words)[j->first + k] >> 32 :
-					((struct word128 *)b->words)[j->first + k].hi;
-				put_word(f->kind, b->words, pos + k, key, pos + k);
+				if (f->kind == WORD64) {
+					put_word(f->kind, b->words, pos + k,
+						 ((uint64_t *)b->words)[j->first + k] >> 32, pos + k);
+				} else {
+					struct word128 *w = b->words;
+					w[pos + k].hi = w[j->first + k].hi;
+					w[pos + k].lo = (w[j->first + k].lo & ~(uint64_t)UINT32_MAX) |
+							(pos + k);
+				}
 			}
 		}
 		pos += j->good;
@@ -659,6 +731,8 @@ int enc_cursor_next(struct enc_cursor *c)
 
 	for (;;) {
 		const unsigned char *nl;
+		const char *k;
+		size_t klen;
 		int rc;
 
 		if (c->p >= c->end)
@@ -674,9 +748,12 @@ int enc_cursor_next(struct enc_cursor *c)
 		nl = memchr(c->p, f->eol, (size_t)(c->end - c->p));
 		c->len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
 		c->p = nl ? nl + 1 : c->end;
-		rc = kv_key(f, (const char *)c->rec, c->len, &c->key);
-		if (rc == KEY_OK)
+		rc = kv_key(f, (const char *)c->rec, c->len, &c->key, &k, &klen);
+		if (rc == KEY_OK) {
+			c->kp = (const unsigned char *)k;
+			c->klen = klen;
 			return 1;
+		}
 		if (!f->skip_bad) {
 			kv_report(f, c->name, c->no, (const char *)c->rec, c->len, rc);
 			return CLS_E_FAIL;
@@ -686,5 +763,10 @@ int enc_cursor_next(struct enc_cursor *c)
 
 int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b)
 {
-	return (a->key > b->key) - (a->key < b->key);
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (!a->f->str)
+		return 0;
+	return a->f->mask ? str_cmp(b->kp, b->klen, a->kp, a->klen) :
+			    str_cmp(a->kp, a->klen, b->kp, b->klen);
 }

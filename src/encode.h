@@ -32,6 +32,7 @@ struct enc_format {
 	unsigned field;		/* kv: the key is this field, from 1 */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
 	bool unique;		/* keep the first record of each key */
+	bool str;		/* kv: string keys (strkey.h); kt is NULL */
 	unsigned threads;
 };
 
@@ -107,9 +108,14 @@ size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key);
 
 /* -u: keep the first of each stretch of equal keys among count sorted
- * words, moving them to the front; returns how many are
+ * words of the run b, moving them to the front; returns how many are
  * kept. */
-size_t enc_unique(const struct enc_format *f, void *words, size_t count);
+size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
+		  size_t count);
+
+/* String keys: order the count sorted words of the run b whose keys tie
+ * on the word by their whole keys (str_refine).  0 or CLS_E_FAIL. */
+int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count);
 
 /* Walks the records of a byte range in output form: bin records, or kv
  * lines each ending in the line end (but for a last one). */
@@ -121,6 +127,8 @@ struct enc_cursor {
 	const unsigned char *rec;
 	size_t len;		/* kv: without the line end */
 	uint64_t key;		/* sortable key, mask applied */
+	const unsigned char *kp;	/* string keys: the key's bytes */
+	size_t klen;
 };
 
 void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const void *data,

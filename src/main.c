@@ -31,7 +31,8 @@ static int descending, stable, unique, zero, skip_bad, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
-	  "key type: u32 (default), i32, f32, u64, i64, f64", "TYPE" },
+	  "key type: u32 (default), i32, f32, u64, i64, f64, or str for text keys compared "
+	  "byte by byte, e.g. -t, -F 2 -k str", "TYPE" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
 	  "input format: bin (default: little-endian keys or records) or kv (KEY:VALUE lines)",
 	  "FORMAT" },
@@ -245,8 +246,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		goto fail;
 	}
 
-	if (key_arg && !(o.key = key_type_find(key_arg))) {
-		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64 or f64", key_arg);
+	if (key_arg && !strcmp(key_arg, "str")) {
+		o.str_key = true;
+	} else if (key_arg && !(o.key = key_type_find(key_arg))) {
+		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64, f64 or str", key_arg);
 		goto fail;
 	}
 	if (format_arg) {
@@ -260,7 +263,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		}
 	}
 	/* The text options need no -f kv. */
-	if (!format_arg && (sep_arg || field_arg || zero))
+	if (!format_arg && (sep_arg || field_arg || zero || o.str_key))
 		o.format = CLS_FMT_KV;
 	if (field_arg) {
 		char *end;
@@ -297,9 +300,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || skip_bad)) {
-		status = usage_error("%s", "--field-separator, --field, --zero-terminated and --skip-bad "
-				     "apply to the kv format only");
+	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || skip_bad)) {
+		status = usage_error("%s", "--field-separator, --field, --zero-terminated, -k str and "
+				     "--skip-bad apply to the kv format only");
 		goto fail;
 	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {

@@ -158,7 +158,9 @@ struct source {
 static bool before(const struct source *a, const struct source *b)
 {
 	/* Equal keys: the earlier run first, which keeps the sort stable. */
-	return a->c.key < b->c.key || (a->c.key == b->c.key && a->order < b->order);
+	const int c = a->c.key != b->c.key ? (a->c.key < b->c.key ? -1 : 1) :
+		      enc_cursor_cmp(&a->c, &b->c);
+	return c < 0 || (c == 0 && a->order < b->order);
 }
 
 static void sift_down(struct source **h, size_t n, size_t i)
@@ -1029,8 +1031,8 @@ static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
-/* Sorted words back into the run's own array, where they are thinned
- * (-u) before they are written. */
+/* Sorted words back into the run's own array, where string keys that tie
+ * on the word are ordered and -u thins them before they are written. */
 static int collect_chunk(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
@@ -1045,7 +1047,7 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		    struct warm *warm)
 {
 	struct run_io io = { s, w, s->f, b, warm };
-	const bool whole = s->f->unique;
+	const bool whole = s->f->unique || s->f->str;
 	double t0 = now_sec();
 	int rc = 0;
 
@@ -1061,8 +1063,10 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	} else {
 		rc = eng_sort(s->eng, b->n, produce_chunk, whole ? collect_chunk : consume_chunk, &io);
 	}
+	if (rc == 0 && s->f->str)
+		rc = enc_refine(s->f, b, b->words, b->n);
 	if (rc == 0 && (s->host || whole)) {
-		const size_t n = s->f->unique ? enc_unique(s->f, b->words, b->n) : b->n;
+		const size_t n = s->f->unique ? enc_unique(s->f, b, b->words, b->n) : b->n;
 		if (warm)
 			warm_out_done(warm);
 		rc = out_emit(w, s->f, b, b->words, n);
@@ -1258,9 +1262,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
 	 * each fit a run, and no merge.  Not for -u, whose equal keys must
-	 * meet, where ranges may split them. */
+	 * meet, where ranges may split them, nor for string keys, whose
+	 * ranges would be cut by a prefix alone. */
 	rc = PART_BAD_LINE;
-	if (!s.spill && !f->unique && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
+	if (!s.spill && !f->unique && !f->str && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
 	    !getenv("CLSORT_MERGE_RUNS")) {
 		warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);

@@ -188,3 +188,58 @@ same_as_sort() {
   [ "$status" -eq 2 ]
   [ "$stderr" = "clsort: $T/in:3: fewer than 2 fields" ]
 }
+
+# --- string keys ------------------------------------------------------------
+
+@test "-k str: keys compared byte by byte, as sort -t SEP -kN,N" {
+  gen_text 5000 12 $'\t' > "$T/in"
+  same_as_sort "$T/in" "-t \\t -F 2 -k str" -t $'\t' -k2,2
+  same_as_sort "$T/in" "-t \\t -F 4 -k str -r" -t $'\t' -k4,4r
+  same_as_sort "$T/in" "-t \\t -F 2 -k str -u" -t $'\t' -k2,2 -u
+  same_as_sort "$T/in" "-t \\t -F 5 -k str -u -r" -t $'\t' -k5,5 -u -r
+}
+
+@test "-k str: runs merged in parallel parts" {
+  gen_text 20000 13 , > "$T/in"
+  for r in "" r; do
+    sort -s -t , -k2,2$r "$T/in" > "$T/want"
+    CLSORT_MERGE_RUNS=1 CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K ${r:+-r} \
+      -t , -F 2 -k str "$T/in" > "$T/got"
+    cmp "$T/want" "$T/got" || fail "-r: '$r'"
+  done
+}
+
+@test "-k str: empty keys, long shared prefixes, high bytes, NULs and CRLF" {
+  local p=a_prefix_much_longer_than_the_bytes_of_a_sort_word
+  {
+    gen_text 3000 14 ,
+    printf ',\n,x\nx,\n%s,%s\n' "$p" "$p"
+    printf '1,%s\n2,%s\0\n3,%s\0\0\n4,%s\n5,\0\n6,\0\0\n7,\n' "$p" "$p" "$p" "${p}a"
+    printf '1,\xff\n2,\x80\n3,\x7f\n4,\xff\xff\n5,%s\xff\n6,%s\x01\r\n' "$p" "$p"
+  } > "$T/in"
+  same_as_sort "$T/in" "-t , -F 2 -k str" -t , -k2,2
+  same_as_sort "$T/in" "-t , -F 2 -k str -r -u" -t , -k2,2r -u
+  sed 's/$/\r/' "$T/in" > "$T/crlf"
+  same_as_sort "$T/crlf" "-t , -F 2 -k str" -t , -k2,2
+}
+
+@test "-k str -t blank: leading blanks are part of the key, as in sort -kN,N" {
+  gen_text 3000 15 ' ' 1 | sed 's/ /  /2; s/^/ /' > "$T/in"
+  same_as_sort "$T/in" "-t blank -F 2 -k str" -k2,2
+  same_as_sort "$T/in" "-t blank -F 3 -k str -u" -k3,3 -u
+}
+
+@test "-k str -c: finds disorder past the bytes a sort word holds" {
+  printf 'x,a_long_shared_prefix_1\nx,a_long_shared_prefix_2\n' > "$T/in"
+  "$CLSORT" -c -t , -F 2 -k str "$T/in"
+  printf 'x,a_long_shared_prefix_2\nx,a_long_shared_prefix_1\n' > "$T/in"
+  run --separate-stderr "$CLSORT" -c -t , -F 2 -k str "$T/in"
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "clsort: $T/in:2: disorder: x,a_long_shared_prefix_1" ]
+}
+
+@test "-k str is for text lines only" {
+  run --separate-stderr "$CLSORT" -f bin -k str
+  [ "$status" -eq 2 ]
+  [[ $stderr == *"-k str and --skip-bad apply to the kv format only"* ]]
+}
