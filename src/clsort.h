@@ -37,6 +37,7 @@ struct cls_opts {
 	bool descending;
 	bool stable;
 	bool unique;		/* keep the first record of each key */
+	bool merge;		/* the inputs are sorted: merge them (-m) */
 	bool skip_bad;
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */

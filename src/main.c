@@ -27,7 +27,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, unique, zero, skip_bad, verbose;
+static int descending, stable, unique, merge, zero, skip_bad, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
@@ -46,6 +46,9 @@ static const struct poptOption options[] = {
 	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
 	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column",
 	  "N" },
+	{ "merge", 'm', POPT_ARG_NONE, &merge, 0,
+	  "merge inputs that are already sorted, e.g. clsort -m -t, -F 2 -k str a.csv b.csv "
+	  "(an input out of order is an error)", NULL },
 	{ "zero-terminated", 'z', POPT_ARG_NONE, &zero, 0,
 	  "text: lines end in NUL, not newline, e.g. find . -print0 | clsort -z -t / -F 2 -k str",
 	  NULL },
@@ -309,6 +312,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--key-offset needs --record-size");
 		goto fail;
 	}
+	if (o.check != CLS_CHECK_NONE && merge) {
+		status = usage_error("%s", "--check and --merge cannot be used together");
+		goto fail;
+	}
 	if (o.check != CLS_CHECK_NONE && output_arg) {
 		status = usage_error("%s", "--check and --output cannot be used together");
 		goto fail;
@@ -318,6 +325,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.descending = descending;
 	o.stable = stable;
 	o.unique = unique;
+	o.merge = merge;
 	o.zero_terminated = zero;
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;

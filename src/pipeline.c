@@ -86,7 +86,7 @@ int cls_run(const struct cls_opts *o)
 	rc = out_open_final(&out, o->output);
 	if (rc)
 		goto out;
-	rc = runs_sort(o, &f, &in, &out);
+	rc = o->merge ? runs_merge(&f, &in, &out) : runs_sort(o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		msg_info(1, "total %.3f s", now_sec() - t0);

@@ -66,6 +66,7 @@ struct run {
 	const unsigned char *data;
 	size_t len;
 	unsigned level;
+	const struct in_file *input;	/* -m: the input it is, whose order is checked */
 };
 
 struct sorter {
@@ -351,14 +352,16 @@ out:
 
 /* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
  * not NULL, are the runs the ranges start, whose passed pages are given
- * back as the merge goes. */
+ * back as the merge goes.  A range that is an input (-m) is checked to be
+ * sorted: CLS_E_FAIL after a message naming the first record out of
+ * order. */
 static int heap_merge(const struct enc_format *f, const struct run *ranges, size_t k,
 		      const struct run *runs, struct out_writer *w)
 {
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
 	const bool kv = f->fmt == CLS_FMT_KV;
-	struct enc_cursor last;		/* -u: the record written last */
+	struct enc_cursor last, was;	/* -u: the record written last */
 	bool have_last = false;
 	size_t i, n = 0;
 	int rc = 0;
@@ -371,7 +374,8 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 	for (i = 0; i < k; i++) {
 		src[i].run = runs ? &runs[i] : &ranges[i];
 		src[i].order = i;
-		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len, "run");
+		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len,
+				ranges[i].input ? ranges[i].input->name : "run");
 		rc = enc_cursor_next(&src[i].c);
 		if (rc < 0)
 			goto out;
@@ -392,9 +396,21 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 			last = top->c;
 			have_last = true;
 		}
+		was = top->c;
 		rc = enc_cursor_next(&top->c);
 		if (rc < 0)
 			break;
+		if (rc == 1 && top->run->input && enc_cursor_cmp(&was, &top->c) > 0) {
+			if (kv)
+				msg_err("%s:%llu: disorder: %.*s", top->c.name,
+					(unsigned long long)top->c.no,
+					(int)(top->c.len > 200 ? 200 : top->c.len), (const char *)top->c.rec);
+			else
+				msg_err("%s: record %llu: disorder", top->c.name,
+					(unsigned long long)top->c.no);
+			rc = CLS_E_FAIL;
+			break;
+		}
 		if (rc == 0)
 			heap[0] = heap[--n];
 		rc = 0;
@@ -1297,5 +1313,26 @@ out:
 		if (rc == 0 && t.records && s.measuring && (s.measured || warm.host_rate > 0))
 			measure_device(&s, released, t.records, warm.host_rate);
 	}
+	return rc;
+}
+
+int runs_merge(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
+{
+	struct run *r = calloc(in->count ? in->count : 1, sizeof *r);
+	size_t i;
+	int rc;
+
+	if (!r) {
+		msg_errno(ENOMEM, "cannot merge the inputs");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < in->count; i++) {
+		r[i].fd = -1;
+		r[i].data = in->files[i].data;
+		r[i].len = in->files[i].size;
+		r[i].input = &in->files[i];
+	}
+	rc = heap_merge(f, r, in->count, NULL, out);
+	free(r);
 	return rc;
 }

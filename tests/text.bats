@@ -243,3 +243,49 @@ same_as_sort() {
   [ "$status" -eq 2 ]
   [[ $stderr == *"-k str and --skip-bad apply to the kv format only"* ]]
 }
+
+# --- -m -------------------------------------------------------------------
+
+@test "-m merges sorted inputs as sort -m, numeric and string keys, with -u and -r" {
+  local i
+  for i in 1 2 3; do
+    gen_text 2000 2$i , > "$T/in$i"
+    sort -s -t , -k3,3n "$T/in$i" > "$T/n$i"
+    sort -s -t , -k2,2r "$T/in$i" > "$T/s$i"
+  done
+  sort -m -s -t , -k3,3n "$T/n1" "$T/n2" "$T/n3" > "$T/want"
+  "$CLSORT" -m -t , -F 3 "$T/n1" "$T/n2" "$T/n3" > "$T/got"
+  cmp "$T/want" "$T/got"
+  sort -m -s -u -t , -k3,3n "$T/n1" "$T/n2" "$T/n3" > "$T/want"
+  "$CLSORT" -m -u -t , -F 3 "$T/n1" - "$T/n3" < "$T/n2" > "$T/got"
+  cmp "$T/want" "$T/got"
+  sort -m -s -t , -k2,2r "$T/s1" "$T/s2" "$T/s3" > "$T/want"
+  "$CLSORT" --merge -r -t , -F 2 -k str "$T/s1" "$T/s2" "$T/s3" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "-m with binary records" {
+  "$REFSORT" gen-rec 3000 8 0 u32 31 few | "$REFSORT" sort -R 8 > "$T/a"
+  "$REFSORT" gen-rec 3000 8 0 u32 32 few | "$REFSORT" sort -R 8 > "$T/b"
+  cat "$T/a" "$T/b" | "$REFSORT" sort -R 8 > "$T/want"
+  "$CLSORT" -m -R 8 "$T/a" "$T/b" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "-m: an input out of order is an error naming it and the line" {
+  printf '1,a\n3,b\n' > "$T/a"
+  printf '2,c\n4,d\n3,e\n5,f\n' > "$T/b"
+  run --separate-stderr "$CLSORT" -m -t , "$T/a" "$T/b"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/b:3: disorder: 3,e" ]
+  run --separate-stderr "$CLSORT" -m -t , -o "$T/out" "$T/a" "$T/b"
+  [ "$status" -eq 2 ]
+  [ ! -e "$T/out" ]
+  printf '\x02\0\0\0\x01\0\0\0' > "$T/bin"
+  run --separate-stderr "$CLSORT" -m "$T/bin"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/bin: record 2: disorder" ]
+  run --separate-stderr "$CLSORT" -m -c "$T/bin"
+  [ "$status" -eq 2 ]
+  [[ $stderr == *"--check and --merge cannot be used together"* ]]
+}
