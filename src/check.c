@@ -17,6 +17,7 @@ int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet
 		int rc;
 
 		enc_cursor_init(&c, f, file->data, file->size, file->name);
+		c.no = file->first_line;
 		while ((rc = enc_cursor_next(&c)) == 1) {
 			/* -u: equal keys are out of order too, as sort -c -u has it. */
 			const int order = have_prev ? enc_cursor_cmp(&prev, &c) : -1;

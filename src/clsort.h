@@ -38,6 +38,7 @@ struct cls_opts {
 	bool stable;
 	bool unique;		/* keep the first record of each key */
 	bool merge;		/* the inputs are sorted: merge them (-m) */
+	uint64_t header;	/* kv: lines at the top of each input that pass unsorted */
 	bool skip_bad;
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */

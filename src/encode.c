@@ -594,7 +594,8 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			for (k = 0; k < j->bad_first; k++)
 				p = memchr(p, f->eol, (size_t)(j->end - p)) + 1;
 			nl = memchr(p, f->eol, (size_t)(j->end - p));
-			kv_report(f, j->slice->file->name, j->line0 + j->bad_first + 1, p,
+			kv_report(f, j->slice->file->name,
+				  j->slice->file->first_line + j->line0 + j->bad_first + 1, p,
 				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why);
 			free(jobs);
 			return CLS_E_FAIL;

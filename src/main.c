@@ -20,11 +20,11 @@
 
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
-	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT,
+	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER,
 };
 
 static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
-	*tmpdir_arg, *check_arg, *local_arg;
+	*tmpdir_arg, *check_arg, *local_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
 static int descending, stable, unique, merge, zero, skip_bad, verbose;
@@ -49,6 +49,9 @@ static const struct poptOption options[] = {
 	{ "merge", 'm', POPT_ARG_NONE, &merge, 0,
 	  "merge inputs that are already sorted, e.g. clsort -m -t, -F 2 -k str a.csv b.csv "
 	  "(an input out of order is an error)", NULL },
+	{ "header", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &header_arg, OPT_HEADER,
+	  "text: the first N lines (default 1) of the first input go out first, unsorted; as many "
+	  "are dropped from every other input, e.g. clsort --header -t, -F 3 a.csv b.csv", "N" },
 	{ "zero-terminated", 'z', POPT_ARG_NONE, &zero, 0,
 	  "text: lines end in NUL, not newline, e.g. find . -print0 | clsort -z -t / -F 2 -k str",
 	  NULL },
@@ -106,12 +109,13 @@ static const char *long_text(long v)
 	return buf;
 }
 
-/* Whether arg came as "--check=arg" (rather than as the next word). */
-static bool given_inline(int argc, const char **argv, const char *arg)
+/* Whether arg came as "OPTION=arg" (rather than as the next word). */
+static bool given_inline(int argc, const char **argv, const char *option, const char *arg)
 {
+	const size_t n = strlen(option);
 	int i;
 	for (i = 1; i < argc; i++)
-		if (!strncmp(argv[i], "--check=", 8) && !strcmp(argv[i] + 8, arg))
+		if (!strncmp(argv[i], option, n) && argv[i][n] == '=' && !strcmp(argv[i] + n + 1, arg))
 			return true;
 	return false;
 }
@@ -188,13 +192,28 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 				o.check = CLS_CHECK_REPORT;
 			else if (!strcmp(check_arg, "quiet") || !strcmp(check_arg, "silent"))
 				o.check = CLS_CHECK_QUIET;
-			else if (!given_inline(argc, argv, check_arg)) {
+			else if (!given_inline(argc, argv, "--check", check_arg)) {
 				/* "--check FILE": popt took the operand for the mode. */
 				const char *back[] = { check_arg, NULL };
 				o.check = CLS_CHECK_REPORT;
 				poptStuffArgs(ctx, back);
 			} else {
 				status = usage_error("invalid --check argument '%s'", check_arg);
+				poptFreeContext(ctx);
+				return status;
+			}
+			break;
+		case OPT_HEADER:
+			o.header = 1;
+			if (header_arg && strspn(header_arg, "0123456789") == strlen(header_arg) &&
+			    *header_arg && strlen(header_arg) < 10) {
+				o.header = strtoull(header_arg, NULL, 10);
+			} else if (header_arg && !given_inline(argc, argv, "--header", header_arg)) {
+				/* "--header FILE": popt took the operand for N. */
+				const char *back[] = { header_arg, NULL };
+				poptStuffArgs(ctx, back);
+			} else if (header_arg) {
+				status = usage_error("invalid header line count '%s'", header_arg);
 				poptFreeContext(ctx);
 				return status;
 			}
@@ -266,7 +285,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		}
 	}
 	/* The text options need no -f kv. */
-	if (!format_arg && (sep_arg || field_arg || zero || o.str_key))
+	if (!format_arg && (sep_arg || field_arg || zero || o.str_key || o.header))
 		o.format = CLS_FMT_KV;
 	if (field_arg) {
 		char *end;
@@ -303,9 +322,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || skip_bad)) {
-		status = usage_error("%s", "--field-separator, --field, --zero-terminated, -k str and "
-				     "--skip-bad apply to the kv format only");
+	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || o.header ||
+					skip_bad)) {
+		status = usage_error("%s", "--field-separator, --field, --zero-terminated, --header, "
+				     "-k str and --skip-bad apply to the kv format only");
 		goto fail;
 	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {

@@ -376,6 +376,8 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 		src[i].order = i;
 		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len,
 				ranges[i].input ? ranges[i].input->name : "run");
+		if (ranges[i].input)
+			src[i].c.no = ranges[i].input->first_line;
 		rc = enc_cursor_next(&src[i].c);
 		if (rc < 0)
 			goto out;

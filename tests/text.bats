@@ -289,3 +289,51 @@ same_as_sort() {
   [ "$status" -eq 2 ]
   [[ $stderr == *"--check and --merge cannot be used together"* ]]
 }
+
+# --- --header ---------------------------------------------------------------
+
+@test "--header: the first input's first lines go out first; as many are dropped from the others" {
+  gen_text 3000 41 , > "$T/a"
+  gen_text 3000 42 , > "$T/b"
+  { printf 'id,name,score,x,y\n'; cat "$T/a"; } > "$T/ha"
+  { printf 'id,name,score,x,y\n'; cat "$T/b"; } > "$T/hb"
+  { printf 'id,name,score,x,y\n'; cat "$T/a" "$T/b" | sort -s -t , -k3,3n; } > "$T/want"
+  for mode in "${MODES[@]}"; do
+    [[ $mode == merge* ]] && continue
+    "$CLSORT" "${DEV[@]}" $mode --header -t , -F 3 "$T/ha" "$T/hb" > "$T/got"
+    cmp "$T/want" "$T/got" || fail "--header $mode"
+  done
+  { printf 'h1\nh2\n'; sort -s -t , -k2,2 -u "$T/a"; } > "$T/want"
+  { printf 'h1\nh2\n'; cat "$T/a"; } | "$CLSORT" --header=2 -u -t , -F 2 -k str > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "--header with -m, -z, -c and a header without its newline" {
+  printf 'k\n1\n3\n' > "$T/a"
+  printf 'k\n2\n' > "$T/b"
+  run "$CLSORT" -m --header -t , "$T/a" "$T/b"
+  assert_success
+  assert_output $'k\n1\n2\n3'
+  printf 'k\0002\0001\000' | "$CLSORT" -z --header -t , | od -An -c | tr -s ' ' > "$T/got"
+  [ "$(cat "$T/got")" = " k \\0 1 \\0 2 \\0" ]
+  printf 'name' > "$T/h"
+  run "$CLSORT" --header -t , "$T/h"
+  assert_success
+  assert_output 'name'
+  [ "$(wc -c < <("$CLSORT" --header -t , "$T/h"))" -eq 5 ]
+  printf 'k\n1\n2\n' | "$CLSORT" -c --header -t ,
+}
+
+@test "--header: bad lines are named by their line in the file" {
+  printf 'id,score\n1,5\n2,x\n' > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" --header -t , -F 2 "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/in:3: invalid u32 key 'x'" ]
+  printf 'id,score\n1,5\n2,3\n' > "$T/in"
+  run --separate-stderr "$CLSORT" -c --header -t , -F 2 "$T/in"
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "clsort: $T/in:3: disorder: 2,3" ]
+  run --separate-stderr "$CLSORT" --header=x -t , "$T/in"
+  [ "$status" -eq 2 ]
+  [[ ${stderr_lines[0]} == "clsort: invalid header line count 'x'" ]]
+}
