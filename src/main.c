@@ -34,7 +34,7 @@ static const struct poptOption options[] = {
 	  "key type: u32 (default), i32, f32, u64, i64, f64, or str for text keys compared "
 	  "byte by byte, e.g. -t, -F 2 -k str", "TYPE" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
-	  "input format: bin (default: little-endian keys or records) or kv (KEY:VALUE lines)",
+	  "input format: bin (default: little-endian keys or records) or kv (text lines, the key in a field)",
 	  "FORMAT" },
 	{ "record-size", 'R', POPT_ARG_LONG, &record_arg, 0,
 	  "bin: fixed-size records of BYTES, the key inside them", "BYTES" },
@@ -61,8 +61,8 @@ static const struct poptOption options[] = {
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
 	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
-	  "keep only the first of records with equal keys (with -c: check that no keys are equal)",
-	  NULL },
+	  "keep only the first of records with equal keys, e.g. -u -t, -F 1 for one line per value "
+	  "of the first column (with -c: check that no keys are equal)", NULL },
 	{ NULL, 'c', POPT_ARG_NONE, NULL, OPT_CHECK_REPORT,
 	  "same as --check", NULL },
 	{ "check", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
@@ -71,7 +71,8 @@ static const struct poptOption options[] = {
 	{ NULL, 'C', POPT_ARG_NONE, NULL, OPT_CHECK_QUIET,
 	  "like -c, but report nothing", NULL },
 	{ "skip-bad", '\0', POPT_ARG_NONE, &skip_bad, 0,
-	  "kv: drop lines whose key does not parse, and count them", NULL },
+	  "text: drop lines whose key does not parse or that have fewer fields than -F, and count "
+	  "them, e.g. --skip-bad -t, -F 3", NULL },
 	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
 	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
