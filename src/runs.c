@@ -26,9 +26,7 @@
 /* Default device budget: this fraction of its global memory. */
 #define DEVICE_FRACTION 0.5
 /* Inputs that would take more key ranges than this are sorted in runs and
- * merged instead: each range costs a pass of its own on the device.
- * CLSORT_MERGE_RUNS (set to anything) merges runs in memory always, for
- * the tests of the merge. */
+ * merged instead: each range costs a pass of its own on the device. */
 #define MAX_RANGES 4096
 
 int tmp_create(const char *dir)
@@ -88,6 +86,7 @@ struct sorter {
 	size_t nruns, runs_cap;
 	unsigned merges;
 	size_t ranges;		/* key ranges the input was cut into, or 0 */
+	size_t resorted;	/* parts of runs merged by sorting them again */
 	double t_part;		/* cutting it */
 	double t_encode, t_sort, t_merge;	/* t_sort includes writing the run */
 	/* Of t_sort, on the device path: filling the staging buffers, waiting
@@ -490,6 +489,61 @@ static int cmp_sample(const void *a, const void *b)
 	return (x->key > y->key) - (x->key < y->key);
 }
 
+/* Cut k runs of total bytes into parts by key: cuts[p * k + r] is where
+ * part p starts in run r (cuts[parts * k + r] its end).  Splitter keys come
+ * from per samples of every run for each part, and each run is cut after its last record
+ * with a key at most the splitter, so equal keys share a part.  0, or
+ * CLS_E_FAIL when out of memory. */
+static int cut_runs(const struct enc_format *f, const struct run *runs, size_t k, size_t parts,
+		    size_t per, size_t total, size_t *cuts)
+{
+	const size_t nsamples = k * parts * per;
+	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
+	uint64_t *split = calloc(parts, sizeof *split);
+	size_t r, p, i, n = 0;
+	double acc = 0, step;
+
+	if (!smp || !split) {
+		free(smp);
+		free(split);
+		msg_errno(ENOMEM, "cannot merge runs");
+		return CLS_E_FAIL;
+	}
+	for (r = 0; r < k; r++) {
+		const size_t every = runs[r].len / (parts * per) + 1;
+		size_t pos;
+		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
+			const size_t at = record_at(f, &runs[r], pos);
+			if (at >= runs[r].len)
+				break;
+			smp[n].key = key_at(f, &runs[r], at);
+			smp[n].weight = (double)every;
+			n++;
+		}
+	}
+	qsort(smp, n, sizeof *smp, cmp_sample);
+	/* Splitter p closes part p: the key where the running weight passes
+	 * (p+1)/parts of the total. */
+	step = (double)total / (double)parts;
+	for (p = 0, i = 0; p + 1 < parts; p++) {
+		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
+			acc += smp[i++].weight;
+		split[p] = n ? smp[i].key : 0;
+	}
+	for (r = 0; r < k; r++) {
+		cuts[r] = 0;
+		cuts[parts * k + r] = runs[r].len;
+		for (p = 0; p + 1 < parts; p++) {
+			size_t c = cut_after(f, &runs[r], split[p]);
+			/* Splitters never decrease, nor may the cuts. */
+			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
+		}
+	}
+	free(smp);
+	free(split);
+	return 0;
+}
+
 struct part_job {
 	const struct enc_format *f;
 	size_t expect;		/* bytes of a part, about */
@@ -537,52 +591,22 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 				   s->o->memory_bytes / 8 > ROUND_BYTES ? ROUND_BYTES :
 				   s->o->memory_bytes / 8;
 	const size_t rounds = (total + round_bytes - 1) / round_bytes;
-	const size_t parts = threads * rounds, nsamples = k * parts * SAMPLES;
-	struct sample *smp = calloc(nsamples, sizeof *smp);
-	uint64_t *split = calloc(parts, sizeof *split);
+	const size_t parts = threads * rounds;
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
 	struct run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
 	struct round round[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
 	bool started[2] = { false, false };
-	size_t r, p, i, n = 0;
-	double acc = 0, step, t0 = now_sec(), t1, t_write = 0, t_wait = 0;
+	size_t r, p, i;
+	double t0 = now_sec(), t1, t_write = 0, t_wait = 0;
 	int rc = CLS_E_FAIL;
 
-	if (!smp || !split || !cuts || !jobs || !pieces) {
+	if (!cuts || !jobs || !pieces) {
 		msg_errno(ENOMEM, "cannot merge runs");
 		goto out;
 	}
-	for (r = 0; r < k; r++) {
-		const size_t every = runs[r].len / (parts * SAMPLES) + 1;
-		size_t pos;
-		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
-			const size_t at = record_at(f, &runs[r], pos);
-			if (at >= runs[r].len)
-				break;
-			smp[n].key = key_at(f, &runs[r], at);
-			smp[n].weight = (double)every;
-			n++;
-		}
-	}
-	qsort(smp, n, sizeof *smp, cmp_sample);
-	/* Splitter p closes part p: the key where the running weight passes
-	 * (p+1)/parts of the total. */
-	step = (double)total / (double)parts;
-	for (p = 0, i = 0; p + 1 < parts; p++) {
-		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
-			acc += smp[i++].weight;
-		split[p] = n ? smp[i].key : 0;
-	}
-	for (r = 0; r < k; r++) {
-		cuts[r] = 0;
-		cuts[parts * k + r] = runs[r].len;
-		for (p = 0; p + 1 < parts; p++) {
-			size_t c = cut_after(f, &runs[r], split[p]);
-			/* Splitters never decrease, nor may the cuts. */
-			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
-		}
-	}
+	if (cut_runs(f, runs, k, parts, SAMPLES, total, cuts))
+		goto out;
 	msg_info(2, "parallel merge: %zu parts in %zu rounds, cut in %.3f s", parts, rounds,
 		 now_sec() - t0);
 	/* Rounds alternate between two sets of jobs: while one set merges
@@ -640,8 +664,6 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 out:
 	for (i = 0; jobs && i < 2 * (size_t)threads; i++)
 		out_abort(&jobs[i].w);
-	free(smp);
-	free(split);
 	free(cuts);
 	free(jobs);
 	free(pieces);
@@ -1093,6 +1115,100 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	return rc;
 }
 
+/* --- merge on the device ---------------------------------------------------
+ * Runs in memory are merged by sorting them again, part by part: the runs
+ * are cut by key into parts that each fit a run (as the parallel merge
+ * cuts them), and each part, the runs' pieces taken in run order, is
+ * sorted on the device straight into the output.  Equal keys share a part
+ * and keep their run order, so the sort stays stable.  The host only
+ * encodes and writes, as for one run; a part that does not fit a run (many
+ * equal keys) is merged on the host. */
+
+/* Samples per part and run: the parts' sizes are then within a few per
+ * cent of what the splitters aim at. */
+#define RESORT_SAMPLES 32
+
+/* How an input larger than a run is sorted, where its copy fits in memory:
+ * cut into key ranges (records and lines, whose output gathers records by
+ * index: a second pass over the device would gather them twice), or in
+ * runs then merged on the device (bare keys, which the partition's pass on
+ * the host costs more than a second pass on the device).  For tests and
+ * measurements CLSORT_MERGE_RUNS chooses: "ranges", "device" (runs merged
+ * on the device) or "host" (runs merged on the host). */
+static bool cut_ranges(const struct enc_format *f)
+{
+	const char *how = getenv("CLSORT_MERGE_RUNS");
+	return how ? strcmp(how, "ranges") == 0 : f->indexed;
+}
+
+static bool merge_on_device(void)
+{
+	const char *how = getenv("CLSORT_MERGE_RUNS");
+	return !how || strcmp(how, "host") != 0;
+}
+
+static int resort_runs(struct sorter *s, const struct run *runs, size_t k, uint64_t records,
+		       struct enc_batch *b, struct out_writer *out)
+{
+	const struct enc_format *f = s->f;
+	const size_t parts = part_count(records, s->cap);
+	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);
+	struct in_file *files = calloc(k, sizeof *files);
+	struct run *pieces = calloc(k, sizeof *pieces);
+	size_t total = 0, p, r, on_host = 0;
+	int rc = CLS_E_FAIL;
+
+	if (!cuts || !files || !pieces) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		goto out;
+	}
+	for (r = 0; r < k; r++)
+		total += runs[r].len;
+	if (cut_runs(f, runs, k, parts, RESORT_SAMPLES, total, cuts))
+		goto out;
+	for (p = 0; p < parts; p++) {
+		struct in_set set = { files, 0, 0 };
+		struct enc_planner pl;
+		for (r = 0; r < k; r++) {
+			const size_t a = cuts[p * k + r], e = cuts[(p + 1) * k + r];
+			pieces[r].data = runs[r].data + a;
+			pieces[r].len = e - a;
+			if (a == e)
+				continue;
+			memset(&files[set.count], 0, sizeof files[0]);
+			files[set.count].name = "a sorted run";
+			files[set.count].data = runs[r].data + a;
+			files[set.count].size = e - a;
+			set.count++;
+			set.bytes += e - a;
+		}
+		if (enc_plan_init(&pl, f, &set))
+			goto out;
+		if (pl.total > s->cap) {
+			on_host++;
+			rc = f->fmt == CLS_FMT_BIN ? bin_merge(f, pieces, k, out) :
+				heap_merge(f, pieces, k, NULL, out);
+		} else if ((rc = enc_plan_next(&pl, s->cap, b)) > 0) {
+			rc = sort_run(s, b, out, NULL);
+		}
+		enc_plan_free(&pl);
+		if (rc < 0)
+			goto out;
+		/* What the parts have passed of the runs is needed no more. */
+		for (r = 0; r < k; r++)
+			release_prefix(&runs[r], cuts[(p + 1) * k + r]);
+	}
+	rc = 0;
+	s->resorted += parts;
+	msg_info(2, "merge on the device: %zu parts, %zu of them too large and merged on the host",
+		 parts, on_host);
+out:
+	free(cuts);
+	free(files);
+	free(pieces);
+	return rc;
+}
+
 static void report(const struct sorter *s, size_t runs, uint64_t records)
 {
 	struct eng_times t = { 0, 0, 0 };
@@ -1105,10 +1221,11 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 			 s->t_part, runs, runs == 1 ? "" : "s", s->cap, s->merges,
 			 s->merges == 1 ? "" : "es");
 	else
-		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
+		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s%s",
 			 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
 			 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
-			 s->merges, s->merges == 1 ? "" : "es");
+			 s->merges, s->merges == 1 ? "" : "es",
+			 s->resorted ? " on the host, then merged on the device" : "");
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t_encode,
 		 s->t_sort, s->t_merge);
 	if (s->eng)
@@ -1131,6 +1248,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		    struct out_writer *out, struct warm *warm, struct tally *t)
 {
 	size_t runs = 0, i;
+	uint64_t records = 0;
 	double t0;
 	int rc = CLS_E_FAIL;
 
@@ -1157,6 +1275,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			if (run_writer(s, &w, &r, bytes))
 				goto out;
 			rc = sort_run(s, b, &w, NULL);
+			records += b->n;
 			t->records += b->n;
 			t->skipped += b->skipped;
 			if (rc == 0)
@@ -1181,7 +1300,10 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		if (warm)
 			warm_out_done(warm);
 		t0 = now_sec();
-		rc = merge_runs(s, s->runs, s->nruns, out);
+		if (!s->spill && !s->host && merge_on_device())
+			rc = resort_runs(s, s->runs, s->nruns, records, b, out);
+		else
+			rc = merge_runs(s, s->runs, s->nruns, out);
 		s->t_merge += now_sec() - t0;
 	}
 out:
@@ -1283,8 +1405,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	 * meet, where ranges may split them, nor for string keys, whose
 	 * ranges would be cut by a prefix alone. */
 	rc = PART_BAD_LINE;
-	if (!s.spill && !f->unique && !f->str && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
-	    !getenv("CLSORT_MERGE_RUNS")) {
+	if (!s.spill && !f->unique && !f->str && total > s.cap &&
+	    part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f)) {
 		warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);
 		if (rc == PART_BAD_LINE)

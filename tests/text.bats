@@ -38,9 +38,10 @@ gen_text() {
   }'
 }
 
-# Ways to run clsort on a few thousand lines: one run, key ranges, runs
-# merged in memory, runs spilled to temporary files.
-MODES=("" "-S 4K" "merge -S 4K" "--memory=1M")
+# Ways to run clsort on a few thousand lines: one run, then runs of 1024
+# lines in key ranges, merged on the device, merged on the host, and
+# spilled to temporary files.
+MODES=("" "ranges -S 4K" "device -S 4K" "host -S 4K" "--memory=1M")
 
 # same_as_sort IN "CLSORT OPTIONS" SORT-OPTION...: in every mode,
 # clsort's output is GNU sort -s's, byte for byte.
@@ -50,7 +51,7 @@ same_as_sort() {
   sort -s "$@" < "$in" > "$T/want"
   for mode in "${MODES[@]}"; do
     env=()
-    [[ $mode == merge* ]] && { env=(CLSORT_MERGE_RUNS=1); mode=${mode#merge }; }
+    [[ $mode == [a-z]* ]] && { env=(CLSORT_MERGE_RUNS=${mode%% *}); mode=${mode#* }; }
     env "${env[@]}" "$CLSORT" "${DEV[@]}" $mode $opts "$in" > "$T/got" ||
       fail "clsort $mode $opts failed with status $?"
     cmp "$T/want" "$T/got" || fail "clsort ${env[*]} $mode $opts differs from sort -s $*"
@@ -139,7 +140,7 @@ same_as_sort() {
 @test "-u: runs merged in parallel parts keep one line of each key" {
   gen_text 20000 8 , > "$T/in"
   sort -s -u -t , -k3,3n "$T/in" > "$T/want"
-  CLSORT_MERGE_RUNS=1 CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K -u -t , -F 3 \
+  CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K -u -t , -F 3 \
     "$T/in" > "$T/got"
   cmp "$T/want" "$T/got"
 }
@@ -149,8 +150,11 @@ same_as_sort() {
   "$REFSORT" gen u32 20000 9 few > "$T/keys"
   od -An -v -tu4 -w4 "$T/keys" | sort -n -u > "$T/want"
   for mode in "" "-S 4K" "--memory=40K"; do
-    "$CLSORT" "${DEV[@]}" $mode -u "$T/keys" | od -An -v -tu4 -w4 | cmp "$T/want" - ||
-      fail "bare keys, $mode"
+    for how in device host; do
+      CLSORT_MERGE_RUNS=$how "$CLSORT" "${DEV[@]}" $mode -u "$T/keys" |
+        od -An -v -tu4 -w4 | cmp "$T/want" - ||
+        fail "bare keys, $mode, merged on the $how"
+    done
   done
   "$REFSORT" gen-rec 20000 8 0 u32 10 few > "$T/recs"
   for r in "" r; do
@@ -203,7 +207,7 @@ same_as_sort() {
   gen_text 20000 13 , > "$T/in"
   for r in "" r; do
     sort -s -t , -k2,2$r "$T/in" > "$T/want"
-    CLSORT_MERGE_RUNS=1 CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K ${r:+-r} \
+    CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K ${r:+-r} \
       -t , -F 2 -k str "$T/in" > "$T/got"
     cmp "$T/want" "$T/got" || fail "-r: '$r'"
   done
@@ -298,8 +302,7 @@ same_as_sort() {
   { printf 'id,name,score,x,y\n'; cat "$T/a"; } > "$T/ha"
   { printf 'id,name,score,x,y\n'; cat "$T/b"; } > "$T/hb"
   { printf 'id,name,score,x,y\n'; cat "$T/a" "$T/b" | sort -s -t , -k3,3n; } > "$T/want"
-  for mode in "${MODES[@]}"; do
-    [[ $mode == merge* ]] && continue
+  for mode in "" "-S 4K" "--memory=1M"; do
     "$CLSORT" "${DEV[@]}" $mode --header -t , -F 3 "$T/ha" "$T/hb" > "$T/got"
     cmp "$T/want" "$T/got" || fail "--header $mode"
   done
