@@ -64,6 +64,7 @@ struct run {
 	const unsigned char *data;
 	size_t len;
 	unsigned level;
+	const struct in_file *input;	/* -m: the input it is, whose order is checked */
 };
 
 struct sorter {
@@ -157,7 +158,9 @@ struct source {
 static bool before(const struct source *a, const struct source *b)
 {
 	/* Equal keys: the earlier run first, which keeps the sort stable. */
-	return a->c.key < b->c.key || (a->c.key == b->c.key && a->order < b->order);
+	const int c = a->c.key != b->c.key ? (a->c.key < b->c.key ? -1 : 1) :
+		      enc_cursor_cmp(&a->c, &b->c);
+	return c < 0 || (c == 0 && a->order < b->order);
 }
 
 static void sift_down(struct source **h, size_t n, size_t i)
@@ -257,6 +260,8 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	struct bin_head *tree, *entry, win;
 	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
 	const size_t rs = f->rec_size;
+	uint64_t last = 0;		/* -u: the key written last */
+	bool have_last = false;
 	int rc = 0;
 
 	while (leaves < k)
@@ -302,6 +307,8 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	while (win.src < k) {
 		struct bin_source *top = &src[win.src];
 		size_t node;
+		if (f->unique && have_last && win.key == last)
+			goto next;
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
 		case 4: memcpy(buf + len, top->rec, 4); break;
@@ -310,11 +317,14 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 		default: memcpy(buf + len, top->rec, rs); break;
 		}
 		len += rs;
+		last = win.key;
+		have_last = true;
 		if (len >= COPY_BLOCK) {
 			if ((rc = out_write(w, buf, len)))
 				goto out;
 			len = 0;
 		}
+next:
 		top->rec += rs;
 		if (++top->pos < top->count || bin_refill(f, top))
 			win.key = top->keys[top->pos];
@@ -341,13 +351,17 @@ out:
 
 /* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
  * not NULL, are the runs the ranges start, whose passed pages are given
- * back as the merge goes. */
+ * back as the merge goes.  A range that is an input (-m) is checked to be
+ * sorted: CLS_E_FAIL after a message naming the first record out of
+ * order. */
 static int heap_merge(const struct enc_format *f, const struct run *ranges, size_t k,
 		      const struct run *runs, struct out_writer *w)
 {
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
 	const bool kv = f->fmt == CLS_FMT_KV;
+	struct enc_cursor last, was;	/* -u: the record written last */
+	bool have_last = false;
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -359,7 +373,10 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 	for (i = 0; i < k; i++) {
 		src[i].run = runs ? &runs[i] : &ranges[i];
 		src[i].order = i;
-		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len, "run");
+		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len,
+				ranges[i].input ? ranges[i].input->name : "run");
+		if (ranges[i].input)
+			src[i].c.no = ranges[i].input->first_line;
 		rc = enc_cursor_next(&src[i].c);
 		if (rc < 0)
 			goto out;
@@ -371,14 +388,30 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 		sift_down(heap, n, i);
 	while (n && rc == 0) {
 		struct source *top = heap[0];
-		rc = out_write(w, top->c.rec, top->c.len);
-		if (rc == 0 && kv)
-			rc = out_write(w, "\n", 1);
-		if (rc)
-			break;
+		if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
+			rc = out_write(w, top->c.rec, top->c.len);
+			if (rc == 0 && kv)
+				rc = out_write(w, &f->eol, 1);
+			if (rc)
+				break;
+			last = top->c;
+			have_last = true;
+		}
+		was = top->c;
 		rc = enc_cursor_next(&top->c);
 		if (rc < 0)
 			break;
+		if (rc == 1 && top->run->input && enc_cursor_cmp(&was, &top->c) > 0) {
+			if (kv)
+				msg_err("%s:%llu: disorder: %.*s", top->c.name,
+					(unsigned long long)top->c.no,
+					(int)(top->c.len > 200 ? 200 : top->c.len), (const char *)top->c.rec);
+			else
+				msg_err("%s: record %llu: disorder", top->c.name,
+					(unsigned long long)top->c.no);
+			rc = CLS_E_FAIL;
+			break;
+		}
 		if (rc == 0)
 			heap[0] = heap[--n];
 		rc = 0;
@@ -418,7 +451,7 @@ static size_t record_at(const struct enc_format *f, const struct run *r, size_t 
 		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
 	if (pos == 0 || pos >= r->len)
 		return pos == 0 ? 0 : r->len;
-	nl = memchr(r->data + pos - 1, '\n', r->len - (pos - 1));
+	nl = memchr(r->data + pos - 1, f->eol, r->len - (pos - 1));
 	return nl ? (size_t)(nl - r->data) + 1 : r->len;
 }
 
@@ -1038,14 +1071,25 @@ static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
+/* Sorted words back into the run's own array, where string keys that tie
+ * on the word are ordered and -u thins them before they are written. */
+static int collect_chunk(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	memcpy((char *)io->b->words + first * ws, src, count * ws);
+	return 0;
+}
+
 /* Sort the planned run and write it to w; warm, when not NULL, is joined
  * before the first write. */
 static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		    struct warm *warm)
 {
 	struct run_io io = { s, w, s->f, b, warm };
+	const bool whole = s->f->unique || s->f->str;
 	double t0 = now_sec();
-	int rc;
+	int rc = 0;
 
 	if (b->words) {
 		if (enc_encode(s->f, b))
@@ -1056,11 +1100,16 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	if (s->host) {
 		host_sort(b->words, b->n, s->f->kind);
 		measure_host(s, b->n, now_sec() - t0);
+	} else {
+		rc = eng_sort(s->eng, b->n, produce_chunk, whole ? collect_chunk : consume_chunk, &io);
+	}
+	if (rc == 0 && s->f->str)
+		rc = enc_refine(s->f, b, b->words, b->n);
+	if (rc == 0 && (s->host || whole)) {
+		const size_t n = s->f->unique ? enc_unique(s->f, b, b->words, b->n) : b->n;
 		if (warm)
 			warm_out_done(warm);
-		rc = out_emit(w, s->f, b, b->words, b->n);
-	} else {
-		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
+		rc = out_emit(w, s->f, b, b->words, n);
 	}
 	s->t_sort += now_sec() - t0;
 	return rc;
@@ -1315,7 +1364,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	 * is for outputs well inside the memory budget only. */
 	struct warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 			     .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
-			     .out_exact = f->fmt == CLS_FMT_BIN && in->bytes <= o->memory_bytes / 2,
+			     .out_exact = f->fmt == CLS_FMT_BIN && !f->unique &&
+					  in->bytes <= o->memory_bytes / 2,
 			     .threads = f->threads, .kind = f->kind };
 	double t0;
 
@@ -1340,8 +1390,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
 	 * be made chunk by chunk: kv lines are parsed at once, and the host
-	 * sort needs them all. */
-	if (s.host || f->fmt == CLS_FMT_KV) {
+	 * sort and -u need them all. */
+	if (s.host || f->fmt == CLS_FMT_KV || f->unique) {
 		b.words = xmalloc(s.cap * word_size(f->kind), "sort words");
 		if (!b.words)
 			goto out;
@@ -1357,9 +1407,12 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
-	 * each fit a run, and no merge. */
+	 * each fit a run, and no merge.  Not for -u, whose equal keys must
+	 * meet, where ranges may split them, nor for string keys, whose
+	 * ranges would be cut by a prefix alone. */
 	rc = PART_BAD_LINE;
-	if (!s.spill && total > s.cap && part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f)) {
+	if (!s.spill && !f->unique && !f->str && total > s.cap &&
+	    part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f)) {
 		warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);
 		if (rc == PART_BAD_LINE)
@@ -1390,5 +1443,26 @@ out:
 		if (rc == 0 && t.records && s.measuring && (s.measured || warm.host_rate > 0))
 			measure_device(&s, released, t.records, warm.host_rate);
 	}
+	return rc;
+}
+
+int runs_merge(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
+{
+	struct run *r = calloc(in->count ? in->count : 1, sizeof *r);
+	size_t i;
+	int rc;
+
+	if (!r) {
+		msg_errno(ENOMEM, "cannot merge the inputs");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < in->count; i++) {
+		r[i].fd = -1;
+		r[i].data = in->files[i].data;
+		r[i].len = in->files[i].size;
+		r[i].input = &in->files[i];
+	}
+	rc = heap_merge(f, r, in->count, NULL, out);
+	free(r);
 	return rc;
 }
