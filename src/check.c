@@ -7,7 +7,7 @@
 
 int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet)
 {
-	uint64_t prev = 0;
+	struct enc_cursor prev;
 	bool have_prev = false;
 	size_t i;
 
@@ -17,8 +17,11 @@ int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet
 		int rc;
 
 		enc_cursor_init(&c, f, file->data, file->size, file->name);
+		c.no = file->first_line;
 		while ((rc = enc_cursor_next(&c)) == 1) {
-			if (have_prev && c.key < prev) {
+			/* -u: equal keys are out of order too, as sort -c -u has it. */
+			const int order = have_prev ? enc_cursor_cmp(&prev, &c) : -1;
+			if (order > 0 || (order == 0 && f->unique)) {
 				if (quiet)
 					return CLS_E_DISORDER;
 				if (f->fmt == CLS_FMT_KV)
@@ -30,7 +33,7 @@ int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet
 						(unsigned long long)c.no);
 				return CLS_E_DISORDER;
 			}
-			prev = c.key;
+			prev = c;
 			have_prev = true;
 		}
 		if (rc < 0)

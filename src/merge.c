@@ -24,7 +24,9 @@ struct source {
 static bool before(const struct source *a, const struct source *b)
 {
 	/* Equal keys: the earlier run first, which keeps the sort stable. */
-	return a->c.key < b->c.key || (a->c.key == b->c.key && a->order < b->order);
+	const int c = a->c.key != b->c.key ? (a->c.key < b->c.key ? -1 : 1) :
+		      enc_cursor_cmp(&a->c, &b->c);
+	return c < 0 || (c == 0 && a->order < b->order);
 }
 
 static void sift_down(struct source **h, size_t n, size_t i)
@@ -121,6 +123,8 @@ static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, s
 	struct bin_head *tree, *entry, win;
 	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
 	const size_t rs = f->rec_size;
+	uint64_t last = 0;		/* -u: the key written last */
+	bool have_last = false;
 	int rc = 0;
 
 	while (leaves < k)
@@ -166,6 +170,8 @@ static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, s
 	while (win.src < k) {
 		struct bin_source *top = &src[win.src];
 		size_t node;
+		if (f->unique && have_last && win.key == last)
+			goto next;
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
 		case 4: memcpy(buf + len, top->rec, 4); break;
@@ -174,11 +180,14 @@ static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, s
 		default: memcpy(buf + len, top->rec, rs); break;
 		}
 		len += rs;
+		last = win.key;
+		have_last = true;
 		if (len >= COPY_BLOCK) {
 			if ((rc = out_write(w, buf, len)))
 				goto out;
 			len = 0;
 		}
+next:
 		top->rec += rs;
 		if (++top->pos < top->count || bin_refill(f, top))
 			win.key = top->keys[top->pos];
@@ -205,13 +214,17 @@ out:
 
 /* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
  * not NULL, are the runs the ranges start, whose passed pages are given
- * back as the merge goes. */
+ * back as the merge goes.  A range that is an input (-m) is checked to be
+ * sorted: CLS_E_FAIL after a message naming the first record out of
+ * order. */
 static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
 		      const struct mrg_run *runs, struct out_writer *w)
 {
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
 	const bool kv = f->fmt == CLS_FMT_KV;
+	struct enc_cursor last, was;	/* -u: the record written last */
+	bool have_last = false;
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -223,7 +236,10 @@ static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, 
 	for (i = 0; i < k; i++) {
 		src[i].run = runs ? &runs[i] : &ranges[i];
 		src[i].order = i;
-		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len, "run");
+		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len,
+				ranges[i].input ? ranges[i].input->name : "run");
+		if (ranges[i].input)
+			src[i].c.no = ranges[i].input->first_line;
 		rc = enc_cursor_next(&src[i].c);
 		if (rc < 0)
 			goto out;
@@ -235,14 +251,30 @@ static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, 
 		sift_down(heap, n, i);
 	while (n && rc == 0) {
 		struct source *top = heap[0];
-		rc = out_write(w, top->c.rec, top->c.len);
-		if (rc == 0 && kv)
-			rc = out_write(w, "\n", 1);
-		if (rc)
-			break;
+		if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
+			rc = out_write(w, top->c.rec, top->c.len);
+			if (rc == 0 && kv)
+				rc = out_write(w, &f->eol, 1);
+			if (rc)
+				break;
+			last = top->c;
+			have_last = true;
+		}
+		was = top->c;
 		rc = enc_cursor_next(&top->c);
 		if (rc < 0)
 			break;
+		if (rc == 1 && top->run->input && enc_cursor_cmp(&was, &top->c) > 0) {
+			if (kv)
+				msg_err("%s:%llu: disorder: %.*s", top->c.name,
+					(unsigned long long)top->c.no,
+					(int)(top->c.len > 200 ? 200 : top->c.len), (const char *)top->c.rec);
+			else
+				msg_err("%s: record %llu: disorder", top->c.name,
+					(unsigned long long)top->c.no);
+			rc = CLS_E_FAIL;
+			break;
+		}
 		if (rc == 0)
 			heap[0] = heap[--n];
 		rc = 0;
@@ -282,7 +314,7 @@ static size_t record_at(const struct enc_format *f, const struct mrg_run *r, siz
 		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
 	if (pos == 0 || pos >= r->len)
 		return pos == 0 ? 0 : r->len;
-	nl = memchr(r->data + pos - 1, '\n', r->len - (pos - 1));
+	nl = memchr(r->data + pos - 1, f->eol, r->len - (pos - 1));
 	return nl ? (size_t)(nl - r->data) + 1 : r->len;
 }
 
@@ -512,4 +544,25 @@ int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w)
 {
 	return f->fmt == CLS_FMT_BIN ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, NULL, w);
+}
+
+int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
+{
+	struct mrg_run *r = calloc(in->count ? in->count : 1, sizeof *r);
+	size_t i;
+	int rc;
+
+	if (!r) {
+		msg_errno(ENOMEM, "cannot merge the inputs");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < in->count; i++) {
+		r[i].fd = -1;
+		r[i].data = in->files[i].data;
+		r[i].len = in->files[i].size;
+		r[i].input = &in->files[i];
+	}
+	rc = heap_merge(f, r, in->count, NULL, out);
+	free(r);
+	return rc;
 }

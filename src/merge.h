@@ -20,6 +20,7 @@ struct mrg_run {
 	int fd;			/* its file, or -1 */
 	unsigned char *heap;	/* the memory data lies in, or NULL */
 	unsigned level;		/* merges it took to make */
+	const struct in_file *input;	/* -m: the input it is, whose order is checked */
 };
 
 /* Merge runs[0..k), given in input order, into w.  streaming: in one
@@ -30,6 +31,11 @@ struct mrg_run {
  * within memory / 8 bytes.  0, CLS_E_PIPE or CLS_E_FAIL. */
 int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool streaming,
 	     uint64_t memory, struct out_writer *w);
+
+/* -m: merge the inputs, each already sorted, into out; an input out of
+ * order is an error naming it and the record.  0, CLS_E_PIPE or
+ * CLS_E_FAIL. */
+int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out);
 
 /* Merge runs[0..k) into w in one stream, in one thread, giving nothing
  * back.  0, CLS_E_PIPE or CLS_E_FAIL. */

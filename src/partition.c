@@ -140,7 +140,7 @@ struct piece {
 	int rc;
 };
 
-/* Length of the record at p (kv: of the line, without its newline) and
+/* Length of the record at p (kv: of the line, without its end) and
  * where the next one starts. */
 static size_t record_len(const struct enc_format *f, const unsigned char *p,
 			 const unsigned char *end, const unsigned char **next)
@@ -150,7 +150,7 @@ static size_t record_len(const struct enc_format *f, const unsigned char *p,
 		*next = p + f->rec_size;
 		return f->rec_size;
 	}
-	nl = memchr(p, '\n', (size_t)(end - p));
+	nl = memchr(p, f->eol, (size_t)(end - p));
 	*next = nl ? nl + 1 : end;
 	return nl ? (size_t)(nl - p) : (size_t)(end - p);
 }
@@ -226,7 +226,7 @@ static void kv_piece(struct piece *pc)
 		}
 		if (pc->buf) {
 			memcpy(pc->buf + pc->at[r], p, len);
-			pc->buf[pc->at[r] + len] = '\n';
+			pc->buf[pc->at[r] + len] = (unsigned char)f->eol;
 		}
 		pc->at[r] += len + 1;
 		p = next;
@@ -294,7 +294,7 @@ static struct piece *make_pieces(const struct enc_format *f, const struct in_set
 				if (end == off)
 					end = file->size;
 			} else if (end < file->size) {
-				const unsigned char *nl = memchr(file->data + end - 1, '\n',
+				const unsigned char *nl = memchr(file->data + end - 1, f->eol,
 								 file->size - (end - 1));
 				end = nl ? (size_t)(nl - file->data) + 1 : file->size;
 			}
@@ -354,7 +354,7 @@ static size_t sample(const struct enc_format *f, const struct in_set *in, size_t
 		if (f->fmt == CLS_FMT_BIN) {
 			at -= at % f->rec_size;
 		} else {
-			while (at > 0 && file->data[at - 1] != '\n')
+			while (at > 0 && file->data[at - 1] != (unsigned char)f->eol)
 				at--;
 		}
 		p = file->data + at;

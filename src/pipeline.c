@@ -10,6 +10,7 @@
 #include "check.h"
 #include "encode.h"
 #include "input.h"
+#include "merge.h"
 #include "output.h"
 #include "runs.h"
 #include "tmpfile.h"
@@ -60,8 +61,39 @@ static void report_peak(const struct in_set *in, const struct cls_opts *o)
 			 (unsigned long long)(in->bytes >> 20));
 }
 
+/* --header: cut the first n lines off every input; those of the first
+ * are the output's first lines, head[0..*len). */
+static void cut_header(const struct enc_format *f, struct in_set *in, uint64_t n,
+		       const unsigned char **head, size_t *len)
+{
+	size_t i;
+
+	*head = NULL;
+	*len = 0;
+	for (i = 0; i < in->count; i++) {
+		struct in_file *file = &in->files[i];
+		const unsigned char *p = file->data, *const end = p + file->size;
+		uint64_t k;
+
+		for (k = 0; k < n && p < end; k++) {
+			const unsigned char *e = memchr(p, f->eol, (size_t)(end - p));
+			p = e ? e + 1 : end;
+		}
+		if (i == 0) {
+			*head = file->data;
+			*len = (size_t)(p - file->data);
+		}
+		file->first_line = k;
+		in->bytes -= (uint64_t)(p - file->data);
+		file->size -= (size_t)(p - file->data);
+		file->data = p;
+	}
+}
+
 int cls_run(const struct cls_opts *o)
 {
+	const unsigned char *head = NULL;
+	size_t head_len = 0;
 	struct enc_format f;
 	struct in_set in;
 	struct out_writer out;
@@ -77,6 +109,8 @@ int cls_run(const struct cls_opts *o)
 	rc = enc_validate(&f, &in);
 	if (rc)
 		goto out;
+	if (o->header)
+		cut_header(&f, &in, o->header, &head, &head_len);
 	t1 = now_sec();
 	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)in.bytes,
 		 in.count, in.count == 1 ? "" : "s", t1 - t0);
@@ -87,7 +121,17 @@ int cls_run(const struct cls_opts *o)
 	rc = out_open_final(&out, o->output);
 	if (rc)
 		goto out;
-	rc = runs_sort(o, &f, &in, &out);
+	if (head_len) {
+		rc = out_write(&out, head, head_len);
+		/* A header without its line end gets one, as every line does. */
+		if (rc == 0 && head[head_len - 1] != (unsigned char)f.eol)
+			rc = out_write(&out, &f.eol, 1);
+		if (rc) {
+			out_abort(&out);
+			goto out;
+		}
+	}
+	rc = o->merge ? mrg_inputs(&f, &in, &out) : runs_sort(o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		msg_info(1, "total %.3f s", now_sec() - t0);

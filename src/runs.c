@@ -158,12 +158,17 @@ static bool cut_ranges(const struct enc_format *f, const struct engine *e)
 	return how ? strcmp(how, "ranges") == 0 : f->indexed || e->host;
 }
 
-/* The host engine merges its runs by merging them (a merge is one pass
+/* The cut points of a merge on the device are runs times parts, both about
+ * records over a run: with many runs (a run far smaller than the input)
+ * the host merges instead.  So does the host engine (a merge is one pass
  * where its sort takes several), unless CLSORT_MERGE_RUNS=device. */
-static bool merge_on_device(const struct engine *e)
+#define RESORT_MAX_CUTS ((size_t)1 << 16)
+
+static bool merge_on_device(const struct engine *e, size_t runs, uint64_t records, size_t cap)
 {
 	const char *how = getenv("CLSORT_MERGE_RUNS");
-	return how ? strcmp(how, "host") != 0 : !e->host;
+	return (how ? strcmp(how, "host") != 0 : !e->host) &&
+	       (double)runs * (double)part_count(records, cap) <= (double)RESORT_MAX_CUTS;
 }
 
 static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, uint64_t records,
@@ -296,7 +301,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		return 0;
 	if (warm)
 		srt_warm_out_done(warm);
-	if (s->spill.files || !merge_on_device(s->eng))
+	if (s->spill.files || !merge_on_device(s->eng, s->spill.n, records, s->cap))
 		return spl_merge(&s->spill, out);
 	t0 = now_sec();
 	rc = resort_runs(s, s->spill.runs, s->spill.n, records, b, out);
@@ -354,7 +359,7 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	 * is for outputs well inside the memory budget only. */
 	struct srt_warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 				 .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
-				 .out_exact = f->fmt == CLS_FMT_BIN &&
+				 .out_exact = f->fmt == CLS_FMT_BIN && !f->unique &&
 					      in->bytes <= o->memory_bytes / 2,
 				 .threads = f->threads };
 	double t0, t_start = 0, t_work = 0;
@@ -376,7 +381,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 				  .buffer_bytes = o->buffer_bytes,
 				  .buffer_percent = o->buffer_percent,
 				  .memory = o->memory_bytes / 2,
-				  .beside = kv ? ws + sizeof(struct kv_line) : 0 };
+				  .beside = (kv || f->unique ? ws : 0) +
+					    (kv ? sizeof(struct kv_line) : 0) };
 	t0 = now_sec();
 	if (eng_open(&s.eng, &ec))
 		goto out;
@@ -389,10 +395,15 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	msg_info(1, "%llu records: sorting on %s", (unsigned long long)total, s.eng->name);
 	t0 = now_sec();
 	/* kv lines are parsed a whole run at once, into words and a line
-	 * table; bin records are encoded as the engine takes them. */
-	if (kv) {
+	 * table, and -u thins a whole run's sorted words; bin records are
+	 * otherwise encoded as the engine takes them. */
+	if (kv || f->unique) {
 		b.words = xmalloc(s.cap * ws, "sort words");
-		b.lines = b.words ? xmalloc(s.cap * sizeof *b.lines, "line table") : NULL;
+		if (!b.words)
+			goto out;
+	}
+	if (kv) {
+		b.lines = xmalloc(s.cap * sizeof *b.lines, "line table");
 		if (!b.lines)
 			goto out;
 	}
@@ -403,10 +414,12 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		     in->bytes / (s.cap * (kv ? 2 : f->rec_size)) + 1))
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
-	 * each fit a run, and no merge. */
+	 * each fit a run, and no merge.  Not for -u, whose equal keys must
+	 * meet, where ranges may split them, nor for string keys, whose
+	 * ranges would be cut by a prefix alone. */
 	rc = PART_BAD_LINE;
-	if (!s.spill.files && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
-	    cut_ranges(f, s.eng)) {
+	if (!s.spill.files && !f->unique && !f->str && total > s.cap &&
+	    part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f, s.eng)) {
 		srt_warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);
 		if (rc == PART_BAD_LINE)

@@ -106,10 +106,21 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
+/* Sorted words back into the run's own array, where string keys that tie
+ * on the word are ordered and -u thins them before they are written. */
+static int collect(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	memcpy((char *)io->b->words + first * ws, src, count * ws);
+	return 0;
+}
+
 int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 	    struct out_writer *w, struct srt_warm *warm, struct srt_times *t)
 {
 	struct run_io io = { w, f, b, warm, t };
+	const bool whole = f->unique || f->str;
 	double t0 = now_sec();
 	int rc;
 
@@ -119,7 +130,15 @@ int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 		t->encode += now_sec() - t0;
 		t0 = now_sec();
 	}
-	rc = eng_sort(e, b->n, produce, consume, &io);
+	rc = eng_sort(e, b->n, produce, whole ? collect : consume, &io);
+	if (rc == 0 && f->str)
+		rc = enc_refine(f, b, b->words, b->n);
+	if (rc == 0 && whole) {
+		const size_t n = f->unique ? enc_unique(f, b, b->words, b->n) : b->n;
+		if (warm)
+			srt_warm_out_done(warm);
+		rc = out_emit(w, f, b, b->words, n);
+	}
 	t->sort += now_sec() - t0;
 	return rc;
 }

@@ -46,7 +46,8 @@ struct srt_times {
 	double produce, warm, consume;
 };
 
-/* Sort the planned run b (its words and lines buffers for kv) on e and
+/* Sort the planned run b (its words buffer for kv and -u, its lines for
+ * kv) on e and
  * write it to w; warm, when not NULL, is joined before w is first written.
  * 0, CLS_E_PIPE, or CLS_E_FAIL after a message (naming file and line of a
  * bad key). */

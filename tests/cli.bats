@@ -103,7 +103,7 @@ setup() {
 
 @test "-k: an unknown key type is a usage error that lists the types" {
   usage_error -k u16
-  [[ "${stderr_lines[0]}" == "clsort: invalid key type 'u16': use u32, i32, f32, u64, i64 or f64" ]]
+  [[ "${stderr_lines[0]}" == "clsort: invalid key type 'u16': use u32, i32, f32, u64, i64, f64 or str" ]]
   usage_error -k U32
   usage_error --key-type=
 }
