@@ -18,15 +18,9 @@
 /* Pieces of the input per thread, for the balance of the scatter. */
 #define PIECES_PER_THREAD 4
 
-/* A splitter, or a sampled record: its key, then its position (the byte
- * offset of the record in the inputs taken end to end) breaks ties. */
-struct spl {
-	uint64_t key, pos;
-};
-
 static int spl_cmp(const void *a, const void *b)
 {
-	const struct spl *x = a, *y = b;
+	const struct part_key *x = a, *y = b;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return (x->pos > y->pos) - (x->pos < y->pos);
@@ -35,16 +29,16 @@ static int spl_cmp(const void *a, const void *b)
 /* The range of a record: how many splitters lie at or below it, by a
  * binary search without branches (with random keys every comparison
  * would be a coin toss for the branch predictor). */
-static size_t range_search(const struct spl *sp, size_t nsp, uint64_t key, uint64_t pos)
+static size_t range_search(const struct part_key *sp, size_t nsp, uint64_t key, uint64_t pos)
 {
-	const struct spl *b = sp;
+	const struct part_key *b = sp;
 	size_t n = nsp;
 
 	if (n == 0)
 		return 0;
 	while (n > 1) {
 		const size_t half = n / 2;
-		const struct spl *m = b + half - 1;
+		const struct part_key *m = b + half - 1;
 		const bool le = (m->key < key) | ((m->key == key) & (m->pos <= pos));
 		b = le ? b + half : b;
 		n -= half;
@@ -62,14 +56,14 @@ static size_t range_search(const struct spl *sp, size_t nsp, uint64_t key, uint6
  * the first splitter, slot[1 + i] for slot i, the last for the keys above
  * the slots. */
 struct classifier {
-	const struct spl *sp;
+	const struct part_key *sp;
 	size_t nsp;
 	uint64_t lo;
 	unsigned shift;
 	uint16_t slot[(1u << CLASS_BITS) + 2];
 };
 
-static void class_init(struct classifier *c, const struct spl *sp, size_t nsp)
+static void class_init(struct classifier *c, const struct part_key *sp, size_t nsp)
 {
 	const size_t nslots = (size_t)1 << CLASS_BITS;
 	uint64_t hi;
@@ -278,10 +272,9 @@ static void run_pieces(struct piece *pcs, size_t n, unsigned threads)
 
 /* Cut the inputs into pieces of whole records, about share bytes each. */
 static struct piece *make_pieces(const struct enc_format *f, const struct in_set *in,
-				 size_t share, size_t *count)
+				 uint64_t base, size_t share, size_t *count)
 {
 	size_t n = 0, cap = 16, i;
-	uint64_t base = 0;
 	struct piece *pcs = malloc(cap * sizeof *pcs);
 
 	for (i = 0; pcs && i < in->count; i++) {
@@ -321,34 +314,28 @@ static struct piece *make_pieces(const struct enc_format *f, const struct in_set
 	return pcs;
 }
 
-/* A sampled record, and the share of the records it stands for. */
-struct smp {
-	struct spl at;
-	double weight;
-};
-
 static int smp_cmp(const void *a, const void *b)
 {
-	return spl_cmp(&((const struct smp *)a)->at, &((const struct smp *)b)->at);
+	return spl_cmp(&((const struct part_sample *)a)->at, &((const struct part_sample *)b)->at);
 }
 
 /* Sample up to want records of the inputs, at pseudo-random places.  A kv
  * line is found through a random byte, so long lines are found more often:
  * each counts for the inverse of its length.  Lines without a key are left
  * out. */
-static size_t sample(const struct enc_format *f, const struct in_set *in, size_t want,
-		     struct smp *out)
+size_t part_sample(const struct enc_format *f, const struct in_set *in, uint64_t base,
+		   size_t want, struct part_sample *out)
 {
 	size_t n = 0, i;
 
-	for (i = 0; i < want; i++) {
-		uint64_t at = mix(i + 1) % in->bytes, base = 0;
+	for (i = 0; in->bytes && i < want; i++) {
+		uint64_t at = mix(base + i + 1) % in->bytes, off = base;
 		const struct in_file *file = in->files;
 		const unsigned char *p, *next;
 		size_t len;
 		while (at >= file->size) {
 			at -= file->size;
-			base += file->size;
+			off += file->size;
 			file++;
 		}
 		if (f->fmt == CLS_FMT_BIN) {
@@ -360,35 +347,19 @@ static size_t sample(const struct enc_format *f, const struct in_set *in, size_t
 		p = file->data + at;
 		len = record_len(f, p, file->data + file->size, &next);
 		if (enc_key(f, p, len, &out[n].at.key) == KEY_OK) {
-			out[n].at.pos = base + at;
+			out[n].at.pos = off + at;
 			out[n++].weight = f->fmt == CLS_FMT_BIN ? 1.0 : 1.0 / (double)(len + 1);
 		}
 	}
 	return n;
 }
 
-int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
-	       struct part_set *p)
+size_t part_splitters(struct part_sample *smp, size_t got, size_t nranges, bool whole_keys,
+		      struct part_key *sp)
 {
-	const size_t nranges = part_count(records, cap);
-	const size_t want = nranges * SAMPLES < records ? nranges * SAMPLES : (size_t)records;
-	struct smp *smp = calloc(want ? want : 1, sizeof *smp);
-	struct spl *sp = calloc(nranges, sizeof *sp);
-	struct classifier *cls = malloc(sizeof *cls);
-	const size_t share = in->bytes / ((size_t)f->threads * PIECES_PER_THREAD) + 1;
-	size_t npieces = 0, nsp = 0, stride, i, r, got;
-	struct piece *pcs = NULL;
-	size_t *at = NULL;
-	size_t total = 0;
 	double weight = 0, acc = 0;
-	int rc = CLS_E_FAIL;
-	double t[5];
+	size_t nsp = 0, i, r;
 
-	t[0] = now_sec();
-	memset(p, 0, sizeof *p);
-	if (!smp || !sp || !cls)
-		goto nomem;
-	got = in->bytes ? sample(f, in, want, smp) : 0;
 	qsort(smp, got, sizeof *smp, smp_cmp);
 	/* Splitter r closes range r - 1: where the samples' running weight
 	 * passes r / nranges of their whole weight. */
@@ -397,16 +368,39 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	for (i = 0, r = 1; i < got && r < nranges; i++) {
 		acc += smp[i].weight;
 		while (r < nranges && acc >= weight * (double)r / (double)nranges) {
-			sp[nsp++] = smp[i].at;
+			sp[nsp] = smp[i].at;
+			/* A splitter past every position closes its range after
+			 * the last record of its key. */
+			if (whole_keys)
+				sp[nsp].pos = UINT64_MAX;
+			if (!whole_keys || nsp == 0 || sp[nsp - 1].key != sp[nsp].key)
+				nsp++;
 			r++;
 		}
 	}
-	pcs = make_pieces(f, in, share, &npieces);
+	return nsp;
+}
+
+int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
+		 const struct part_key *sp, size_t nsp, struct part_set *p)
+{
+	struct classifier *cls = malloc(sizeof *cls);
+	const size_t share = in->bytes / ((size_t)f->threads * PIECES_PER_THREAD) + 1;
+	size_t npieces = 0, stride, i, r;
+	struct piece *pcs = NULL;
+	size_t *at = NULL;
+	size_t total = 0;
+	int rc = CLS_E_FAIL;
+	double t[4];
+
+	t[0] = now_sec();
+	memset(p, 0, sizeof *p);
+	pcs = make_pieces(f, in, base, share, &npieces);
 	/* Each piece's counters on cache lines of their own: the threads
 	 * update them for every record. */
 	stride = (nsp + 1 + 7) / 8 * 8;
 	at = aligned_alloc(64, (npieces * stride + 8) * sizeof *at);
-	if (!pcs || !at)
+	if (!cls || !pcs || !at)
 		goto nomem;
 	memset(at, 0, (npieces * stride + 8) * sizeof *at);
 	class_init(cls, sp, nsp);
@@ -415,9 +409,8 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 		pcs[i].at = at + i * stride;
 	}
 	/* Count each piece's bytes per range... */
-	t[1] = now_sec();
 	run_pieces(pcs, npieces, f->threads);
-	t[2] = now_sec();
+	t[1] = now_sec();
 	for (i = 0; i < npieces; i++)
 		if (pcs[i].rc) {
 			rc = pcs[i].rc;
@@ -451,7 +444,7 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	/* Faulting the copy's pages in, all threads at once, is several
 	 * times faster than the scatter taking one fault per page. */
 	populate_parallel(p->buf, total, f->threads);
-	t[3] = now_sec();
+	t[2] = now_sec();
 	for (r = 0, total = 0; r < p->count; r++) {
 		p->files[r].data = p->buf ? p->buf + total : (const unsigned char *)"";
 		total += p->files[r].size;
@@ -460,10 +453,10 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 	for (i = 0; i < npieces; i++)
 		pcs[i].buf = p->buf;
 	run_pieces(pcs, npieces, f->threads);
-	t[4] = now_sec();
-	msg_info(2, "key ranges: %zu splitters from %zu samples in %.3f s, counted in %.3f s, "
-		 "copy's pages in %.3f s, copied in %.3f s (%zu pieces)", nsp, got, t[1] - t[0],
-		 t[2] - t[1], t[3] - t[2], t[4] - t[3], npieces);
+	t[3] = now_sec();
+	msg_info(2, "key ranges: %zu splitters, counted in %.3f s, copy's pages in %.3f s, "
+		 "copied in %.3f s (%zu pieces)", nsp, t[1] - t[0], t[2] - t[1], t[3] - t[2],
+		 npieces);
 	rc = 0;
 	goto out;
 nomem:
@@ -471,12 +464,42 @@ nomem:
 out:
 	if (rc)
 		part_free(p);
-	free(smp);
-	free(sp);
 	free(cls);
 	free(pcs);
 	free(at);
 	return rc;
+}
+
+int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t records,
+		 size_t nranges, size_t per, bool whole_keys, struct part_set *p)
+{
+	const size_t want = nranges * per < records ? nranges * per : (size_t)records;
+	struct part_sample *smp = calloc(want ? want : 1, sizeof *smp);
+	struct part_key *sp = calloc(nranges, sizeof *sp);
+	size_t got, nsp;
+	double t0 = now_sec();
+	int rc = CLS_E_FAIL;
+
+	memset(p, 0, sizeof *p);
+	if (!smp || !sp) {
+		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+		goto out;
+	}
+	got = part_sample(f, in, 0, want, smp);
+	nsp = part_splitters(smp, got, nranges, whole_keys, sp);
+	msg_info(2, "key ranges: %zu splitters from %zu samples in %.3f s", nsp, got,
+		 now_sec() - t0);
+	rc = part_scatter(f, in, 0, sp, nsp, p);
+out:
+	free(smp);
+	free(sp);
+	return rc;
+}
+
+int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
+	       struct part_set *p)
+{
+	return part_split_n(f, in, records, part_count(records, cap), SAMPLES, false, p);
 }
 
 void part_free(struct part_set *p)

@@ -9,6 +9,7 @@
 #ifndef CLSORT_PARTITION_H
 #define CLSORT_PARTITION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,44 @@ struct part_set {
  * threads at a time.  0, PART_BAD_LINE, or CLS_E_FAIL after a message. */
 int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
 	       struct part_set *p);
+
+/* Cut records records of in into up to nranges ranges of about equal
+ * size, from per samples a range; whole_keys: every key in one range (for
+ * -u and string keys, whose equal words must meet), else equal keys split
+ * by position.  Same returns as part_split. */
+int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t records,
+		 size_t nranges, size_t per, bool whole_keys, struct part_set *p);
+
+/* The pieces of part_split_n, for inputs cut over several processes,
+ * where in is a slice of the inputs that starts base bytes into them (the
+ * positions that break ties are global). */
+
+/* A splitter, or a sampled record: its key, then its position (the byte
+ * offset of the record in the inputs taken end to end) breaks ties. */
+struct part_key {
+	uint64_t key, pos;
+};
+
+/* A sampled record, and the share of the records it stands for. */
+struct part_sample {
+	struct part_key at;
+	double weight;
+};
+
+/* Sample up to want records of in into out (want of them); returns how
+ * many were taken (kv lines without a key are not). */
+size_t part_sample(const struct enc_format *f, const struct in_set *in, uint64_t base,
+		   size_t want, struct part_sample *out);
+
+/* Sort the got samples and pick up to nranges - 1 splitters from them into
+ * sp, in order; returns how many. */
+size_t part_splitters(struct part_sample *smp, size_t got, size_t nranges, bool whole_keys,
+		      struct part_key *sp);
+
+/* Copy every record of in into the range the nsp splitters sp give it:
+ * p gets nsp + 1 ranges.  Same returns as part_split. */
+int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
+		 const struct part_key *sp, size_t nsp, struct part_set *p);
 void part_free(struct part_set *p);
 
 /* Ranges part_split would make of records records with runs of cap. */
