@@ -1,9 +1,11 @@
 #include "config.h"
 #include "device.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +73,28 @@ int dev_parse_spec(const char *text, struct dev_spec *spec)
 	memset(spec, 0, sizeof *spec);
 	if (!text || !*text)
 		return -1;
-	if (!strcasecmp(text, "auto")) {
+	if (strchr(text, ',')) {
+		const char *at = text;
+		/* Every item a spec for one device. */
+		for (;;) {
+			const size_t len = strcspn(at, ",");
+			char item[256];
+			struct dev_spec one;
+			if (len == 0 || len >= sizeof item)
+				return -1;
+			memcpy(item, at, len);
+			item[len] = '\0';
+			if (dev_parse_spec(item, &one) || one.kind == DEV_ALL)
+				return -1;
+			if (!at[len])
+				break;
+			at += len + 1;
+		}
+		spec->kind = DEV_LIST;
+		spec->name = text;
+	} else if (!strcasecmp(text, "all")) {
+		spec->kind = DEV_ALL;
+	} else if (!strcasecmp(text, "auto")) {
 		spec->kind = DEV_AUTO;
 	} else if (!strcasecmp(text, "gpu")) {
 		spec->kind = DEV_GPU;
@@ -105,7 +128,22 @@ static const char no_platform_help[] =
 	"an installed one in /etc/OpenCL/vendors (for NVIDIA: echo "
 	"/usr/lib/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd)";
 
+/* The ICD loader's first listing is not safe to race: devices opened on
+ * several threads at once list them one at a time. */
+static pthread_mutex_t enum_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int enumerate_locked(struct dev_entry **out, size_t *count);
+
 static int enumerate(struct dev_entry **out, size_t *count)
+{
+	int rc;
+	pthread_mutex_lock(&enum_lock);
+	rc = enumerate_locked(out, count);
+	pthread_mutex_unlock(&enum_lock);
+	return rc;
+}
+
+static int enumerate_locked(struct dev_entry **out, size_t *count)
 {
 	cl_platform_id plats[32];
 	cl_uint np = 0, p;
@@ -200,8 +238,80 @@ static long pick(const struct dev_entry *list, size_t n, const struct dev_spec *
 			    name_matches(list[i].platform_name, spec->name))
 				return (long)i;
 		return -1;
+	case DEV_ALL:
+	case DEV_LIST:
+		return -1;
 	}
 	return -1;
+}
+
+/* Whether "all" takes entry e of list: every GPU, or every CPU device
+ * where there is no GPU. */
+static bool takes_all(const struct dev_entry *list, size_t n, const struct dev_entry *e)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (list[i].type & CL_DEVICE_TYPE_GPU)
+			return (e->type & CL_DEVICE_TYPE_GPU) != 0;
+	return (e->type & CL_DEVICE_TYPE_CPU) != 0;
+}
+
+int dev_expand(const char *text, char ***specs, size_t *count)
+{
+	struct dev_spec spec;
+	struct dev_entry *list = NULL;
+	char **out = NULL;
+	size_t n = 0, i, len;
+	const char *p;
+
+	*specs = NULL;
+	*count = 0;
+	if (dev_parse_spec(text, &spec))
+		return CLS_E_FAIL;
+	if (spec.kind == DEV_ALL) {
+		size_t nd;
+		if (enumerate(&list, &nd))
+			return CLS_E_FAIL;
+		out = calloc(nd, sizeof *out);
+		for (i = 0; out && i < nd; i++) {
+			if (!takes_all(list, nd, &list[i]))
+				continue;
+			if (!(out[n] = malloc(32)))
+				break;
+			snprintf(out[n++], 32, "%u:%u", list[i].pi, list[i].di);
+		}
+		free(list);
+		if (!out || i < nd)
+			goto nomem;
+	} else {
+		const size_t items = spec.kind == DEV_LIST ? 1 + strlen(text) / 2 : 1;
+		out = calloc(items, sizeof *out);
+		for (p = text; out; p += len + 1) {
+			len = strcspn(p, ",");
+			if (!(out[n] = strndup(p, len)))
+				goto nomem;
+			n++;
+			if (!p[len])
+				break;
+		}
+		if (!out)
+			goto nomem;
+	}
+	*specs = out;
+	*count = n;
+	return 0;
+nomem:
+	dev_free_specs(out, n);
+	msg_errno(ENOMEM, "cannot list the devices");
+	return CLS_E_FAIL;
+}
+
+void dev_free_specs(char **specs, size_t count)
+{
+	size_t i;
+	for (i = 0; specs && i < count; i++)
+		free(specs[i]);
+	free(specs);
 }
 
 static const char *type_name(cl_device_type t)
@@ -231,10 +341,11 @@ int dev_list(FILE *out)
 		clGetDeviceInfo(list[i].device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
 		clGetDeviceInfo(list[i].device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL);
 		clGetDeviceInfo(list[i].device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
-		fprintf(out, "%u:%u  %s  [%s]  %s, %llu MiB global memory, %llu MiB max allocation, %u compute units%s\n",
+		fprintf(out, "%u:%u  %s  [%s]  %s, %llu MiB global memory, %llu MiB max allocation, %u compute units%s%s\n",
 			list[i].pi, list[i].di, list[i].name, list[i].platform_name,
 			type_name(list[i].type), (unsigned long long)(mem >> 20),
-			(unsigned long long)(alloc >> 20), cu, (long)i == chosen ? "  (auto)" : "");
+			(unsigned long long)(alloc >> 20), cu, (long)i == chosen ? "  (auto)" : "",
+			takes_all(list, n, &list[i]) ? "  (all)" : "");
 	}
 	free(list);
 	return 0;
@@ -255,6 +366,8 @@ int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 			spec_text ? spec_text : "");
 		return CLS_E_FAIL;
 	}
+	/* Several devices are opened one by one, each by its own spec. */
+	assert(spec.kind != DEV_ALL && spec.kind != DEV_LIST);
 	if (enumerate(&list, &n))
 		return CLS_E_FAIL;
 	i = pick(list, n, &spec);

@@ -7,17 +7,26 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum dev_spec_kind { DEV_AUTO, DEV_GPU, DEV_CPU, DEV_INDEX, DEV_NAME };
+enum dev_spec_kind { DEV_AUTO, DEV_GPU, DEV_CPU, DEV_INDEX, DEV_NAME, DEV_ALL, DEV_LIST };
 
 struct dev_spec {
 	enum dev_spec_kind kind;
 	unsigned platform, device;	/* DEV_INDEX */
-	const char *name;		/* DEV_NAME: case-insensitive substring */
+	const char *name;		/* DEV_NAME: case-insensitive substring;
+					 * DEV_LIST: the list */
 };
 
-/* Parse "auto", "gpu", "cpu", "P:D" or a name substring; -1 if empty or
- * malformed (a bad "P:D"). */
+/* Parse "auto", "gpu", "cpu", "P:D", a name substring, "all" (every GPU,
+ * else every CPU device) or a comma-separated list of specs for one
+ * device each; -1 if empty or malformed (a bad "P:D", an empty item). */
 int dev_parse_spec(const char *text, struct dev_spec *spec);
+
+/* The specs of one device each that text stands for: "all" becomes "P:D"
+ * of each device it takes, a list its items, anything else itself.
+ * *specs is an array of *count strings for dev_free_specs.  0, or
+ * CLS_E_FAIL after a message (no OpenCL device for "all"). */
+int dev_expand(const char *text, char ***specs, size_t *count);
+void dev_free_specs(char **specs, size_t count);
 
 struct dev_ctx {
 	cl_platform_id platform;
@@ -41,7 +50,8 @@ struct dev_ctx {
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */
 const char *dev_strerror(cl_int err);
 
-/* Print every platform and device on out, marking the one "auto" picks.
+/* Print every platform and device on out, marking the one "auto" picks
+ * and those "all" takes.
  * Returns 0 or CLS_E_FAIL after a message. */
 int dev_list(FILE *out);
 

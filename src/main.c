@@ -78,7 +78,9 @@ static const struct poptOption options[] = {
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
 	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
 	  "sort on: host (the host engine), auto (the quicker of the host and the auto OpenCL "
-	  "device, as measured), gpu, cpu, P:D or part of a device name (default $CLSORT_DEVICE or auto)",
+	  "device, as measured), gpu, cpu, P:D or part of a device name; all (every GPU, else every "
+	  "CPU device) or a comma-separated list sorts on several at once "
+	  "(default $CLSORT_DEVICE or auto)",
 	  "SPEC" },
 	{ "list-devices", 'L', POPT_ARG_NONE, NULL, OPT_LIST,
 	  "list the host engine and the OpenCL devices and exit", NULL },
@@ -383,7 +385,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	if (device_arg) {
 		struct dev_spec spec;
 		if (dev_parse_spec(device_arg, &spec)) {
-			status = usage_error("invalid device '%s': use auto, gpu, cpu, P:D or part of a name",
+			status = usage_error("invalid device '%s': use auto, gpu, cpu, P:D, part of a name, "
+					     "all, or a comma-separated list",
 					     device_arg);
 			goto fail;
 		}
