@@ -104,6 +104,50 @@ int out_open_final(struct out_writer *w, const char *path)
 
 struct gather;
 static void free_gathers(struct out_writer *w);
+static int flush(struct out_writer *w);
+static int fail_write(struct out_writer *w);
+
+bool out_seekable(struct out_writer *w)
+{
+	struct stat st;
+	const int fl = w->mem || w->map ? -1 : fcntl(w->fd, F_GETFL);
+
+	return fl >= 0 && !(fl & O_APPEND) && fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	       lseek(w->fd, 0, SEEK_CUR) >= 0;
+}
+
+int out_open_part(struct out_writer *part, struct out_writer *w, uint64_t off)
+{
+	off_t here;
+	int rc = flush(w);
+
+	assert(out_seekable(w));
+	if (rc)
+		return rc;
+	here = lseek(w->fd, 0, SEEK_CUR);
+	if (here < 0)
+		return fail_write(w);
+	if (init(part, w->fd, w->name, OUT_BUF))
+		return CLS_E_FAIL;
+	part->part = true;
+	part->at = (uint64_t)here + off;
+	part->threads = w->threads;
+	return 0;
+}
+
+int out_advance(struct out_writer *w, uint64_t bytes)
+{
+	int rc = flush(w);
+	off_t here;
+
+	if (rc)
+		return rc;
+	here = lseek(w->fd, 0, SEEK_CUR);
+	if (here < 0 || lseek(w->fd, here + (off_t)bytes, SEEK_SET) < 0)
+		return fail_write(w);
+	w->total += bytes;
+	return 0;
+}
 
 void out_reserve(struct out_writer *w, uint64_t bytes)
 {
@@ -158,12 +202,26 @@ static int fail_write(struct out_writer *w)
 	return CLS_E_FAIL;
 }
 
+/* Write p[0..len) to the file: at the writer's place in it for a part,
+ * else at the file offset. */
+static int put(struct out_writer *w, const void *p, size_t len)
+{
+	if (w->part) {
+		if (pwrite_full(w->fd, p, len, w->at))
+			return fail_write(w);
+		w->at += len;
+		return 0;
+	}
+	return write_full(w->fd, p, len) ? fail_write(w) : 0;
+}
+
 static int flush(struct out_writer *w)
 {
+	int rc;
 	if (w->mem || w->len == 0)
 		return 0;
-	if (write_full(w->fd, w->buf, w->len))
-		return fail_write(w);
+	if ((rc = put(w, w->buf, w->len)))
+		return rc;
 	w->len = 0;
 	return 0;
 }
@@ -267,7 +325,7 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 			return rc;
 		/* Large writes go straight from the caller's memory. */
 		if (len >= w->cap)
-			return write_full(w->fd, p, len) ? fail_write(w) : 0;
+			return put(w, p, len);
 	}
 	memcpy(w->buf + w->len, p, len);
 	w->len += len;

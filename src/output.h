@@ -25,6 +25,8 @@ struct out_writer {
 	size_t map_len;
 	size_t presized;	/* bytes the file was given before any data */
 	unsigned threads;	/* for copies into the mapping */
+	bool part;		/* a part of another writer's file, written at... */
+	uint64_t at;		/* ...this offset */
 };
 
 /* The final output: stdout when path is NULL, else path, written through a
@@ -36,6 +38,18 @@ int out_open_final(struct out_writer *w, const char *path);
 int out_open_fd(struct out_writer *w, int fd, const char *name);
 /* A writer that keeps everything in memory (w->buf, w->len). */
 int out_open_mem(struct out_writer *w, size_t expect);
+
+/* Whether w writes a regular file at its offset, where parts of it may be
+ * written side by side (out_open_part). */
+bool out_seekable(struct out_writer *w);
+/* For w seekable: a writer (part) of the bytes of w's file from off bytes
+ * past what w has written, for another thread to write with pwrite(2)
+ * while the other parts are written; out_finish flushes it, and leaves the
+ * file open.  0, or CLS_E_FAIL or CLS_E_PIPE after a message. */
+int out_open_part(struct out_writer *part, struct out_writer *w, uint64_t off);
+/* w's next bytes were written by its parts: count them as written and go
+ * past them.  Same returns. */
+int out_advance(struct out_writer *w, uint64_t bytes);
 
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */

@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 int util_verbose;
+char util_who[32];
 
 static void vmsg(int errnum, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	int len = snprintf(buf, sizeof buf, "clsort: ");
+	int len = snprintf(buf, sizeof buf, "clsort: %s", util_who);
 	len += vsnprintf(buf + len, sizeof buf - (size_t)len, fmt, ap);
 	if (len >= (int)sizeof buf)
 		len = sizeof buf - 1;
@@ -106,6 +107,27 @@ int write_full(int fd, const void *buf, size_t len)
 			return -1;
 		}
 		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		off += (uint64_t)w;
 		len -= (size_t)w;
 	}
 	return 0;

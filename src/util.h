@@ -8,6 +8,9 @@
 #include <sys/types.h>
 
 extern int util_verbose;
+/* Who speaks, between "clsort: " and a message: "rank 3: " among the
+ * processes of a distributed sort, else empty. */
+extern char util_who[32];
 
 /* "clsort: " + message on stderr, one line. */
 void msg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -27,6 +30,9 @@ ssize_t read_full(int fd, void *buf, size_t len);
 /* Write all len bytes, retrying on EINTR and partial writes; a write of 0
  * bytes counts as ENOSPC.  Returns 0 or -1 with errno set. */
 int write_full(int fd, const void *buf, size_t len);
+
+/* The same at file offset off, with pwrite(2). */
+int pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 
 /* Parse "123", "4K", "2G", ... into bytes; percent set when it ends in %. */
 int parse_size(const char *s, uint64_t *bytes, double *percent);
