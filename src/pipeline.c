@@ -11,8 +11,8 @@
 #include "encode.h"
 #include "input.h"
 #include "merge.h"
+#include "multidev.h"
 #include "output.h"
-#include "runs.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -97,6 +97,7 @@ int cls_run(const struct cls_opts *o)
 	struct enc_format f;
 	struct in_set in;
 	struct out_writer out;
+	struct md_devices devs = { NULL, 0 };
 	double t0 = now_sec(), t1;
 	int rc;
 
@@ -118,6 +119,10 @@ int cls_run(const struct cls_opts *o)
 		rc = check_sorted(&f, &in, o->check == CLS_CHECK_QUIET);
 		goto out;
 	}
+	/* The devices before the output: a spec that names none leaves no
+	 * output behind. */
+	if (!o->merge && (rc = md_devices(&devs, o)))
+		goto out;
 	rc = out_open_final(&out, o->output);
 	if (rc)
 		goto out;
@@ -131,7 +136,7 @@ int cls_run(const struct cls_opts *o)
 			goto out;
 		}
 	}
-	rc = o->merge ? mrg_inputs(&f, &in, &out) : runs_sort(o, &f, &in, &out);
+	rc = o->merge ? mrg_inputs(&f, &in, &out) : md_sort(&devs, o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		msg_info(1, "total %.3f s", now_sec() - t0);
@@ -140,6 +145,7 @@ int cls_run(const struct cls_opts *o)
 		out_abort(&out);
 	}
 out:
+	md_devices_free(&devs);
 	in_close(&in);
 	return rc;
 }

@@ -1,0 +1,56 @@
+/* Sorting on several devices at once (-d all, -d LIST): the input is cut
+ * by sampled splitters into one key range per device, each range is
+ * sorted on its device by a thread of its own (in runs when it does not
+ * fit, as on one device), and the ranges are written in order, each at
+ * its place in the output: no merge.  Equal keys are split by input
+ * position, so the output is the one-device sort's, byte for byte. */
+#ifndef CLSORT_MULTIDEV_H
+#define CLSORT_MULTIDEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clsort.h"
+#include "encode.h"
+#include "input.h"
+#include "output.h"
+
+/* The devices a sort runs on. */
+struct md_devices {
+	char **specs;		/* one spec of one device each */
+	size_t count;
+};
+
+/* Expand o->device ("all", a list, or one spec) into the devices to sort
+ * on.  0, or CLS_E_FAIL after a message. */
+int md_devices(struct md_devices *d, const struct cls_opts *o);
+void md_devices_free(struct md_devices *d);
+
+/* Sort in into out on the devices d: on one as runs_sort does, on several
+ * in key ranges side by side.  0, CLS_E_PIPE or CLS_E_FAIL. */
+int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct enc_format *f,
+	    const struct in_set *in, struct out_writer *out);
+
+/* What sorting one key range takes, for the ranges of md_sort and of the
+ * processes of a distributed sort. */
+
+/* Sort range into w on device, with threads host threads and memory bytes
+ * of host memory, as runs_sort does.  Same returns. */
+int md_sort_on(const struct cls_opts *o, const struct enc_format *f, const char *device,
+	       unsigned threads, uint64_t memory, const struct in_set *range,
+	       struct out_writer *w);
+
+/* Whether the sorted output of a range cut by the partitioner has exactly
+ * the range's bytes (no -u, no --skip-bad: every record is written once;
+ * every kv line of a range already ends in its line end). */
+bool md_exact(const struct enc_format *f);
+
+/* Whether the ranges' splitters keep each key whole in one range: for -u
+ * and string keys, whose equal sort words must meet. */
+bool md_whole_keys(const struct enc_format *f);
+
+/* Append the whole of file fd (a range sorted into a temporary file) to
+ * w.  0, CLS_E_PIPE or CLS_E_FAIL after a message. */
+int md_append(struct out_writer *w, int fd);
+
+#endif
