@@ -14,6 +14,7 @@
 
 #include "clsort.h"
 #include "device.h"
+#include "dist.h"
 #include "engine.h"
 #include "keys.h"
 #include "pipeline.h"
@@ -410,7 +411,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	ctx = NULL;
 
 	cls_defaults(&o);
-	rc = cls_run(&o);
+	rc = dist_run(&o);
 	for (i = 0; i < o.nfiles; i++)
 		free((char *)o.files[i]);
 	free((void *)o.files);
@@ -446,5 +447,7 @@ int main(int argc, char **argv)
 	sigpipe_default = sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL;
 	signal(SIGPIPE, SIG_IGN);
 	atexit(close_stdout);
-	return run(argc, (const char **)argv, sigpipe_default);
+	if (dist_init(&argc, &argv))
+		return CLS_EXIT_ERROR;
+	return dist_finish(run(argc, (const char **)argv, sigpipe_default));
 }
