@@ -35,6 +35,7 @@ struct cls_opts {
 	bool skip_bad;
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */
+	bool no_sync;		/* -o: do not fsync the output */
 	const char *device;	/* device spec */
 	bool device_explicit;	/* --device given: never sort on the host */
 	uint64_t buffer_bytes;	/* -S in bytes, 0 = default */

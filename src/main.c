@@ -27,7 +27,7 @@ static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, skip_bad, verbose;
+static int descending, stable, skip_bad, no_sync, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
@@ -57,6 +57,8 @@ static const struct poptOption options[] = {
 	  "kv: drop lines whose key does not parse, and count them", NULL },
 	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
+	{ "no-sync", '\0', POPT_ARG_NONE, &no_sync, 0,
+	  "-o: do not wait for the output to reach the disk before giving it its name", NULL },
 	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
 	  "OpenCL device: auto, gpu, cpu, P:D or part of its name (default $CLSORT_DEVICE or auto)",
 	  "SPEC" },
@@ -279,6 +281,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--key-offset needs --record-size");
 		goto fail;
 	}
+	if (no_sync && !output_arg) {
+		status = usage_error("%s", "--no-sync applies to --output only");
+		goto fail;
+	}
 	if (o.check != CLS_CHECK_NONE && output_arg) {
 		status = usage_error("%s", "--check and --output cannot be used together");
 		goto fail;
@@ -290,6 +296,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;
 	o.output = output_arg;
+	o.no_sync = no_sync;
 	o.tmpdir = tmpdir_arg;
 
 	env = getenv("CLSORT_HOST_THRESHOLD");

@@ -13,8 +13,11 @@
 struct out_writer {
 	int fd;			/* -1 for a memory writer */
 	const char *name;	/* for messages */
-	char *tmp_path;		/* -o: written here, renamed at the end */
+	char *tmp_path;		/* -o: written here, renamed at the end... */
+	bool unnamed;		/* ...or an unnamed file, linked at the end */
 	const char *final_path;
+	char *dir;		/* -o: the directory of final_path */
+	bool sync;		/* -o: fsync file and directory at the end */
 	unsigned char *buf;
 	size_t cap, len;
 	bool mem;		/* grows in memory, never flushed */
@@ -36,9 +39,11 @@ void out_install_signals(void);
 void out_guard_path(char *path);
 
 /* The final output: stdout when path is NULL, else path, written through a
- * temporary file in its directory when it is (or will be) a regular file.
- * 0 or CLS_E_FAIL after a message. */
-int out_open_final(struct out_writer *w, const char *path);
+ * temporary file in its directory when it is (or will be) a regular file:
+ * an unnamed one (O_TMPFILE) where the file system has them, else a named
+ * .clsort.XXXXXX.  With sync, out_finish makes the file and its name
+ * durable.  0 or CLS_E_FAIL after a message. */
+int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;
  * name for messages. */
 int out_open_fd(struct out_writer *w, int fd, const char *name);
@@ -63,7 +68,8 @@ int out_write(struct out_writer *w, const void *p, size_t len);
  * mapping, counted as written; NULL when the writer has no mapping or they
  * do not fit in it. */
 void *out_claim(struct out_writer *w, size_t len);
-/* Flush and, for -o, move the file into place.  Same returns. */
+/* Flush and, for -o, move the file into place (synced first when asked).
+ * Same returns. */
 int out_finish(struct out_writer *w);
 /* Drop everything: close, and remove a temporary -o file. */
 void out_abort(struct out_writer *w);

@@ -83,7 +83,7 @@ int cls_run(const struct cls_opts *o)
 		rc = check_sorted(&f, &in, o->check == CLS_CHECK_QUIET);
 		goto out;
 	}
-	rc = out_open_final(&out, o->output);
+	rc = out_open_final(&out, o->output, !o->no_sync);
 	if (rc)
 		goto out;
 	rc = runs_sort(o, &f, &in, &out);

@@ -17,7 +17,7 @@ _clsort()
 	local -a tokens replies
 	local opts='-k --key-type= -f --format= -R --record-size= --key-offset=
 		-t --field-separator= -r --descending --reverse -s --stable
-		-c --check --check= -C --skip-bad -o --output= -d --device=
+		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
 		--host-threshold= --local-kernel= --parallel= -v --verbose
 		-V --version -h --help --usage'
