@@ -42,7 +42,7 @@ static const struct poptOption options[] = {
 	{ "field-separator", 't', POPT_ARG_STRING, &sep_arg, 0,
 	  "kv: the character between key and value (default ':')", "CHAR" },
 	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
-	{ "reverse", '\0', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, &descending, 0,
+	{ "reverse", '\0', POPT_ARG_NONE, &descending, 0,
 	  "same as --descending", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
@@ -81,8 +81,9 @@ static const struct poptOption options[] = {
 	{ "verbose", 'v', POPT_ARG_NONE, NULL, 'v',
 	  "report the device and the time of each phase on stderr (twice: more)", NULL },
 	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
-	{ NULL, 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help", NULL },
-	POPT_AUTOHELP
+	{ "help", 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help and exit", NULL },
+	/* No POPT_AUTOHELP: its -?, --help and --usage would stand beside
+	 * -h, --help as a second help. */
 	POPT_TABLEEND
 };
 
@@ -128,8 +129,7 @@ static int size_option(const char *name, const char *arg, uint64_t *bytes, doubl
 }
 
 /* At exit, close stdout and turn a late write error (ENOSPC, EIO) into
- * status 2; registered with atexit, so it also covers the option library's
- * own --help, which exits by itself. */
+ * status 2. */
 static void close_stdout(void)
 {
 	if (fclose(stdout) != 0 && errno != EBADF) {
@@ -164,7 +164,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			poptFreeContext(ctx);
 			return CLS_EXIT_OK;
 		case OPT_HELP:
+			printf("clsort sorts binary keys, binary records and text lines on an OpenCL "
+			       "device (a GPU, or the CPU).\n");
 			poptPrintHelp(ctx, stdout, 0);
+			printf("\nThe manual: man clsort (in the source tree: man -l man/clsort.1).\n");
 			poptFreeContext(ctx);
 			return CLS_EXIT_OK;
 		case OPT_LIST:

@@ -20,7 +20,7 @@ _clsort()
 		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
 		--host-threshold= --local-kernel= --parallel= -v --verbose
-		-V --version -h --help --usage'
+		-V --version -h --help'
 
 	# Split the line on blanks ourselves: bash also splits on '=' and ':'
 	# (COMP_WORDBREAKS), which would cut --device=0:1 into pieces.
