@@ -7,7 +7,7 @@
 
 int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet)
 {
-	uint64_t prev = 0;
+	struct enc_cursor prev;
 	bool have_prev = false;
 	size_t i;
 
@@ -18,7 +18,8 @@ int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet
 
 		enc_cursor_init(&c, f, file->data, file->size, file->name);
 		while ((rc = enc_cursor_next(&c)) == 1) {
-			if (have_prev && c.key < prev) {
+			const int order = have_prev ? enc_cursor_cmp(&prev, &c) : -1;
+			if (order > 0) {
 				if (quiet)
 					return CLS_E_DISORDER;
 				if (f->fmt == CLS_FMT_KV)
@@ -30,7 +31,7 @@ int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet
 						(unsigned long long)c.no);
 				return CLS_E_DISORDER;
 			}
-			prev = c.key;
+			prev = c;
 			have_prev = true;
 		}
 		if (rc < 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tie.h"
 #include "util.h"
 
 /* Below this many bytes a job is not worth a thread. */
@@ -21,10 +22,16 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->sep = o->separator;
 	f->skip_bad = o->skip_bad;
 	f->threads = o->threads ? o->threads : cpu_count();
+	if (f->fmt == CLS_FMT_KV && f->kt->size) {
+		msg_err("%s keys are binary: they go with -f bin", f->kt->name);
+		return CLS_E_FAIL;
+	}
 	if (f->fmt == CLS_FMT_BIN) {
-		f->rec_size = o->record_size ? o->record_size : f->kt->width;
+		f->key_len = key_size(f->kt);
+		f->tail = f->key_len > TIE_PREFIX;
+		f->rec_size = o->record_size ? o->record_size : f->key_len;
 		f->key_off = o->key_offset;
-		if (f->key_off > f->rec_size || f->rec_size - f->key_off < f->kt->width) {
+		if (f->key_off > f->rec_size || f->rec_size - f->key_off < f->key_len) {
 			msg_err("a %s key at offset %zu does not fit in %zu-byte records",
 				f->kt->name, f->key_off, f->rec_size);
 			return CLS_E_FAIL;
@@ -596,4 +603,15 @@ int enc_cursor_next(struct enc_cursor *c)
 			return CLS_E_FAIL;
 		}
 	}
+}
+
+int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b)
+{
+	const struct enc_format *f = a->f;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (!f->tail)
+		return 0;
+	return tie_cmp(a->rec + f->key_off, f->key_len, b->rec + f->key_off, f->key_len,
+		       f->mask != 0);
 }

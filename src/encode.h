@@ -23,6 +23,8 @@ struct enc_format {
 	const struct key_type *kt;
 	size_t rec_size;	/* bin: bytes per record */
 	size_t key_off;		/* bin: key offset in a record */
+	size_t key_len;		/* bin: bytes of the key in a record */
+	bool tail;		/* keys longer than their word: ties ordered by tie.c */
 	bool indexed;		/* words carry the record index */
 	enum word_kind kind;
 	uint64_t mask;		/* xored into keys: all ones when descending */
@@ -119,5 +121,8 @@ void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const voi
 /* Advance: 1 with rec/len/key set, 0 at the end, CLS_E_FAIL after a
  * message for a bad kv line (lines are skipped with --skip-bad). */
 int enc_cursor_next(struct enc_cursor *c);
+
+/* Order of the keys of two cursors' records: negative, 0 or positive. */
+int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b);
 
 #endif

@@ -31,7 +31,8 @@ static int descending, stable, skip_bad, no_sync, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
-	  "key type: u32 (default), i32, f32, u64, i64, f64", "TYPE" },
+	  "key type: u32 (default), i32, f32, u64, i64, f64, or bytes:N (N from 1 to 64 bytes "
+	  "compared as unsigned bytes, bin only)", "TYPE" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
 	  "input format: bin (default: little-endian keys or records) or kv (KEY:VALUE lines)",
 	  "FORMAT" },
@@ -241,7 +242,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 
 	if (key_arg && !(o.key = key_type_find(key_arg))) {
-		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64 or f64", key_arg);
+		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64, f64 or "
+				     "bytes:N (N from 1 to 64)", key_arg);
 		goto fail;
 	}
 	if (format_arg) {

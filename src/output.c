@@ -696,16 +696,52 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 	return rc;
 }
 
+/* Where tie.c finds the keys of a run's records, and sends them. */
+struct tie_run {
+	struct out_writer *w;
+	const struct enc_format *f;
+	const struct enc_batch *b;
+};
+
+static size_t tie_run_key(const void *ctx, size_t idx, const unsigned char **p)
+{
+	const struct tie_run *t = ctx;
+	size_t len;
+	enc_record(t->f, t->b, idx, p, &len);
+	*p += t->f->key_off;
+	return t->f->key_len;
+}
+
+static int tie_run_emit(void *ctx, const struct word128 *words, size_t n)
+{
+	const struct tie_run *t = ctx;
+	return emit_records(t->w, t->f, t->b, words, n);
+}
+
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
 	     const void *words, size_t count)
 {
+	if (f->tail) {
+		struct tie_run t = { w, f, b };
+		const struct tie_key k = { tie_run_key, &t, f->mask != 0 };
+		assert(f->kind == WORD128);
+		return tie_push(&w->ties, &k, words, count, tie_run_emit, &t);
+	}
 	return f->indexed ? emit_records(w, f, b, words, count) : emit_plain(w, f, words, count);
+}
+
+int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+{
+	struct tie_run t = { w, f, b };
+	const struct tie_key k = { tie_run_key, &t, f->mask != 0 };
+	return f->tail ? tie_flush(&w->ties, &k, tie_run_emit, &t) : 0;
 }
 
 static void free_gathers(struct out_writer *w)
 {
 	struct gather *g = w->gathers;
 	size_t i;
+	tie_free(&w->ties);
 	if (!g)
 		return;
 	for (i = 0; i < GATHER_MAX_THREADS; i++)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "encode.h"
+#include "tie.h"
 
 struct out_writer {
 	int fd;			/* -1 for a memory writer */
@@ -28,6 +29,7 @@ struct out_writer {
 	size_t map_len;
 	size_t presized;	/* bytes the file was given before any data */
 	unsigned threads;	/* for copies into the mapping */
+	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
 };
 
 /* Catch SIGINT, SIGTERM, SIGHUP and SIGBUS to remove a partial -o file before
@@ -75,8 +77,13 @@ int out_finish(struct out_writer *w);
 void out_abort(struct out_writer *w);
 
 /* Write the records that count sorted words of the run stand for, in
- * word order. */
+ * word order: the next words of the run, in calls that follow it through.
+ * Where keys are longer than their word (f->tail), words that tie are put
+ * in order first, and the last may be held back until out_emit_end. */
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
 	     const void *words, size_t count);
+/* The run's words are all emitted: write what is held back.  Same
+ * returns. */
+int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
 
 #endif

@@ -164,7 +164,9 @@ struct source {
 static bool before(const struct source *a, const struct source *b)
 {
 	/* Equal keys: the earlier run first, which keeps the sort stable. */
-	return a->c.key < b->c.key || (a->c.key == b->c.key && a->order < b->order);
+	const int c = a->c.key != b->c.key ? (a->c.key < b->c.key ? -1 : 1) :
+		      enc_cursor_cmp(&a->c, &b->c);
+	return c < 0 || (c == 0 && a->order < b->order);
 }
 
 static void sift_down(struct source **h, size_t n, size_t i)
@@ -482,7 +484,7 @@ static void part_job(void *arg)
 		j->rc = out_open_mem(&j->w, j->expect);
 	j->w.len = 0;
 	if (j->rc == 0)
-		j->rc = j->f->fmt == CLS_FMT_BIN ? bin_merge(j->f, j->pieces, j->k, &j->w) :
+		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ? bin_merge(j->f, j->pieces, j->k, &j->w) :
 			heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
 }
 
@@ -1046,6 +1048,8 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	} else {
 		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
 	}
+	if (rc == 0)
+		rc = out_emit_end(w, s->f, b);
 	s->t_sort += now_sec() - t0;
 	return rc;
 }
@@ -1235,9 +1239,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
-	 * each fit a run, and no merge. */
+	 * each fit a run, and no merge (but where keys tie on their words:
+	 * ranges would split the ties). */
 	rc = PART_BAD_LINE;
-	if (!s.spill && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
+	if (!s.spill && !f->tail && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
 	    !getenv("CLSORT_MERGE_RUNS")) {
 		warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);

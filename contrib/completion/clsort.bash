@@ -41,7 +41,7 @@ _clsort()
 	# Options whose value is attached (-kf64, -cquiet) are left alone.
 
 	case $opt in
-	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64) ;;
+	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 bytes:) ;;
 	-f | --format) replies=(bin kv) ;;
 	-t | --field-separator) replies=(':' ',' ';' '=' '\\t') ;;
 	--local-kernel) replies=(bitonic merge) ;;
@@ -92,7 +92,7 @@ _clsort()
 		((skip < 0)) && skip=0
 		COMPREPLY+=("${r:skip}")
 	done
-	if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
+	if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *[=:] ]]; then
 		compopt -o nospace 2>/dev/null
 	fi
 	return 0
