@@ -47,6 +47,7 @@ struct cls_opts {
 	enum cls_local local;
 	unsigned threads;	/* host threads, 0 = online CPUs */
 	int verbose;
+	bool progress;		/* --progress */
 	const char *const *files;
 	size_t nfiles;
 };

@@ -11,6 +11,7 @@
 
 #include "clsort.h"
 #include "runs.h"
+#include "progress.h"
 #include "util.h"
 
 static int map_fd(struct in_file *f, int fd, size_t size)
@@ -78,6 +79,7 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		prog_add(PROG_READ, (uint64_t)r);
 	}
 	if (tfd >= 0) {
 		struct stat st;

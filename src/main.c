@@ -27,7 +27,7 @@ static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, skip_bad, no_sync, verbose;
+static int descending, stable, skip_bad, no_sync, progress, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
@@ -81,6 +81,9 @@ static const struct poptOption options[] = {
 	  "host threads for parsing and encoding (default: online CPUs)", "N" },
 	{ "verbose", 'v', POPT_ARG_NONE, NULL, 'v',
 	  "report the device and the time of each phase on stderr (twice: more)", NULL },
+	{ "progress", '\0', POPT_ARG_NONE, &progress, 0,
+	  "report the phase, bytes done, rate and time left on stderr (in place on a terminal)",
+	  NULL },
 	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
 	{ "help", 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help and exit", NULL },
 	/* No POPT_AUTOHELP: its -?, --help and --usage would stand beside
@@ -302,6 +305,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.verbose = verbose;
 	o.output = output_arg;
 	o.no_sync = no_sync;
+	o.progress = progress;
 	o.tmpdir = tmpdir_arg;
 
 	env = getenv("CLSORT_HOST_THRESHOLD");

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "util.h"
 
 #define OUT_BUF (4u << 20)
@@ -116,8 +117,12 @@ int out_open_final(struct out_writer *w, const char *path, bool sync)
 	char *dirbuf, *dir, *tmp = NULL;
 	int fd;
 
-	if (!path)
-		return init(w, STDOUT_FILENO, "standard output", OUT_BUF);
+	if (!path) {
+		if (init(w, STDOUT_FILENO, "standard output", OUT_BUF))
+			return CLS_E_FAIL;
+		w->progress = true;
+		return 0;
+	}
 	/* Devices, pipes and the like are written in place. */
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -130,6 +135,7 @@ int out_open_final(struct out_writer *w, const char *path, bool sync)
 			return CLS_E_FAIL;
 		}
 		w->close_fd = true;
+		w->progress = true;
 		return 0;
 	}
 	dirbuf = strdup(path);
@@ -177,6 +183,7 @@ int out_open_final(struct out_writer *w, const char *path, bool sync)
 	w->final_path = path;
 	w->dir = dir;
 	w->sync = sync;
+	w->progress = true;
 	return 0;
 }
 
@@ -304,11 +311,15 @@ void *out_claim(struct out_writer *w, size_t len)
 		return NULL;
 	p = w->map + w->total;
 	w->total += len;
+	if (w->progress)
+		prog_output(len);
 	return p;
 }
 
 int out_write(struct out_writer *w, const void *p, size_t len)
 {
+	if (w->progress)
+		prog_output(len);
 	if (w->map && w->total <= w->map_len) {
 		const size_t fit = len < w->map_len - w->total ? len : w->map_len - w->total;
 		copy_parallel(w->map + w->total, p, fit, w->threads);

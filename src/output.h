@@ -19,6 +19,7 @@ struct out_writer {
 	const char *final_path;
 	char *dir;		/* -o: the directory of final_path */
 	bool sync;		/* -o: fsync file and directory at the end */
+	bool progress;		/* the final output: its bytes count for --progress */
 	unsigned char *buf;
 	size_t cap, len;
 	bool mem;		/* grows in memory, never flushed */

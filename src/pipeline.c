@@ -11,6 +11,7 @@
 #include "encode.h"
 #include "input.h"
 #include "output.h"
+#include "progress.h"
 #include "runs.h"
 #include "util.h"
 
@@ -71,8 +72,12 @@ int cls_run(const struct cls_opts *o)
 	if (enc_setup(&f, o))
 		return CLS_E_FAIL;
 	out_install_signals();
-	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
+	prog_start(o->progress && o->check == CLS_CHECK_NONE);
+	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir)) {
+		prog_end();
 		return CLS_E_FAIL;
+	}
+	prog_total(in.bytes);
 	rc = enc_validate(&f, &in);
 	if (rc)
 		goto out;
@@ -86,15 +91,18 @@ int cls_run(const struct cls_opts *o)
 	rc = out_open_final(&out, o->output, !o->no_sync);
 	if (rc)
 		goto out;
+	prog_phase(PROG_SORT);
 	rc = runs_sort(o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
+		prog_end();
 		msg_info(1, "total %.3f s", now_sec() - t0);
 		report_peak(&in, o);
 	} else {
 		out_abort(&out);
 	}
 out:
+	prog_end();
 	in_close(&in);
 	return rc;
 }

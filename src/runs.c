@@ -15,6 +15,7 @@
 
 #include "engine.h"
 #include "partition.h"
+#include "progress.h"
 #include "threshold.h"
 #include "util.h"
 
@@ -989,6 +990,20 @@ struct run_io {
 	struct warm *warm;	/* joined before w is written, or NULL */
 };
 
+/* Input bytes of records [first, first+count) of run b, for --progress
+ * (kv: in proportion, so that the shares of a run add up to its bytes). */
+static uint64_t run_bytes(const struct enc_format *f, const struct enc_batch *b, size_t first,
+			  size_t count)
+{
+	uint64_t bytes = 0;
+	size_t i;
+	if (f->fmt == CLS_FMT_BIN)
+		return (uint64_t)count * f->rec_size;
+	for (i = 0; i < b->nslices; i++)
+		bytes += b->slices[i].len;
+	return b->n ? bytes * (first + count) / b->n - bytes * first / b->n : 0;
+}
+
 static int produce_chunk(void *arg, void *dst, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
@@ -1003,6 +1018,7 @@ static int produce_chunk(void *arg, void *dst, size_t first, size_t count)
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
 	if (rc == 0 && io->warm && !io->f->indexed && first + count == io->b->n)
 		warm_drop_input(io->warm, io->b);
+	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
 	io->s->t_produce += now_sec() - t0;
 	return rc;
 }
@@ -1042,6 +1058,7 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 	if (s->host) {
 		host_sort(b->words, b->n, s->f->kind);
 		measure_host(s, b->n, now_sec() - t0);
+		prog_add(PROG_SORT, run_bytes(s->f, b, 0, b->n));
 		if (warm)
 			warm_out_done(warm);
 		rc = out_emit(w, s->f, b, b->words, b->n);
@@ -1142,6 +1159,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		if (warm)
 			warm_out_done(warm);
 		t0 = now_sec();
+		prog_phase(PROG_MERGE);
 		rc = merge_runs(s, s->runs, s->nruns, out);
 		s->t_merge += now_sec() - t0;
 	}

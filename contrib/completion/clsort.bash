@@ -19,7 +19,7 @@ _clsort()
 		-t --field-separator= -r --descending --reverse -s --stable
 		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
-		--host-threshold= --local-kernel= --parallel= -v --verbose
+		--host-threshold= --local-kernel= --parallel= --progress -v --verbose
 		-V --version -h --help'
 
 	# Split the line on blanks ourselves: bash also splits on '=' and ':'
