@@ -23,7 +23,7 @@ enum {
 	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT,
 };
 
-static char *key_arg, *format_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
+static char *key_arg, *format_arg, *field_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
 	*tmpdir_arg, *check_arg, *local_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
@@ -34,8 +34,10 @@ static const struct poptOption options[] = {
 	  "key type: u32 (default), i32, f32, u64, i64, f64, or bytes:N (N from 1 to 64 bytes "
 	  "compared as unsigned bytes, bin only)", "TYPE" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
-	  "input format: bin (default: little-endian keys or records) or kv (KEY:VALUE lines)",
-	  "FORMAT" },
+	  "input format: bin (default: little-endian keys or records), kv (KEY:VALUE lines) or "
+	  "npy (NumPy .npy arrays)", "FORMAT" },
+	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
+	  "npy: the key field of records of a structured dtype", "NAME" },
 	{ "record-size", 'R', POPT_ARG_LONG, &record_arg, 0,
 	  "bin: fixed-size records of BYTES, the key inside them", "BYTES" },
 	{ "key-offset", '\0', POPT_ARG_LONG, &offset_arg, 0,
@@ -254,8 +256,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			o.format = CLS_FMT_BIN;
 		else if (!strcmp(format_arg, "kv"))
 			o.format = CLS_FMT_KV;
+		else if (!strcmp(format_arg, "npy"))
+			o.format = CLS_FMT_NPY;
 		else {
-			status = usage_error("invalid format '%s': use bin or kv", format_arg);
+			status = usage_error("invalid format '%s': use bin, kv or npy", format_arg);
 			goto fail;
 		}
 	}
@@ -277,12 +281,16 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("invalid key offset '%s'", long_text(offset_arg));
 		goto fail;
 	}
-	if (o.format == CLS_FMT_KV && (record_arg != LONG_MIN || offset_arg != LONG_MIN)) {
+	if (o.format != CLS_FMT_BIN && (record_arg != LONG_MIN || offset_arg != LONG_MIN)) {
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (o.format == CLS_FMT_BIN && (sep_arg || skip_bad)) {
+	if (o.format != CLS_FMT_KV && (sep_arg || skip_bad)) {
 		status = usage_error("%s", "--field-separator and --skip-bad apply to the kv format only");
+		goto fail;
+	}
+	if (o.format != CLS_FMT_NPY && field_arg) {
+		status = usage_error("%s", "--field applies to the npy format only");
 		goto fail;
 	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {
@@ -305,6 +313,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.verbose = verbose;
 	o.output = output_arg;
 	o.no_sync = no_sync;
+	o.field = field_arg;
+	o.key_explicit = key_arg != NULL;
 	o.progress = progress;
 	o.tmpdir = tmpdir_arg;
 

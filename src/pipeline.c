@@ -10,6 +10,7 @@
 #include "check.h"
 #include "encode.h"
 #include "input.h"
+#include "npy.h"
 #include "output.h"
 #include "progress.h"
 #include "runs.h"
@@ -60,16 +61,43 @@ static void report_peak(const struct in_set *in, const struct cls_opts *o)
 			 (unsigned long long)(in->bytes >> 20));
 }
 
+/* npy: the inputs' headers read and cut off, their records made bin
+ * records with the key field's type (unless -k names one).  0 or
+ * CLS_E_FAIL after a message. */
+static int npy_setup(struct in_set *in, const struct cls_opts *o, struct npy_info *npy,
+		     struct enc_format *f)
+{
+	struct cls_opts bin = *o;
+
+	if (npy_open(in, o->field, npy))
+		return CLS_E_FAIL;
+	bin.format = CLS_FMT_BIN;
+	bin.record_size = npy->itemsize;
+	bin.key_offset = npy->key_off;
+	if (!o->key_explicit)
+		bin.key = npy->kt;
+	else if (key_size(o->key) != key_size(npy->kt)) {
+		msg_err("%s: -k %s is %zu bytes wide, the key field %zu", in->files[0].name, o->key->name,
+			key_size(o->key), key_size(npy->kt));
+		return CLS_E_FAIL;
+	}
+	msg_info(1, "npy: %zu-byte records, a %s key at offset %zu", npy->itemsize, bin.key->name,
+		 npy->key_off);
+	return enc_setup(f, &bin);
+}
+
 int cls_run(const struct cls_opts *o)
 {
 	struct enc_format f;
 	struct in_set in;
 	struct out_writer out;
+	struct npy_info npy;
 	double t0 = now_sec(), t1;
 	int rc;
 
 	util_verbose = o->verbose;
-	if (enc_setup(&f, o))
+	memset(&npy, 0, sizeof npy);
+	if (o->format != CLS_FMT_NPY && enc_setup(&f, o))
 		return CLS_E_FAIL;
 	out_install_signals();
 	prog_start(o->progress && o->check == CLS_CHECK_NONE);
@@ -77,6 +105,9 @@ int cls_run(const struct cls_opts *o)
 		prog_end();
 		return CLS_E_FAIL;
 	}
+	rc = o->format == CLS_FMT_NPY ? npy_setup(&in, o, &npy, &f) : 0;
+	if (rc)
+		goto out;
 	prog_total(in.bytes);
 	rc = enc_validate(&f, &in);
 	if (rc)
@@ -92,7 +123,10 @@ int cls_run(const struct cls_opts *o)
 	if (rc)
 		goto out;
 	prog_phase(PROG_SORT);
-	rc = runs_sort(o, &f, &in, &out);
+	if (o->format == CLS_FMT_NPY)
+		rc = npy_write_header(&out, &npy, in.count);
+	if (rc == 0)
+		rc = runs_sort(o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		prog_end();
@@ -103,6 +137,7 @@ int cls_run(const struct cls_opts *o)
 	}
 out:
 	prog_end();
+	npy_free(&npy);
 	in_close(&in);
 	return rc;
 }

@@ -15,7 +15,7 @@ _clsort()
 {
 	local line=${COMP_LINE:0:COMP_POINT} cur prev opt val word
 	local -a tokens replies
-	local opts='-k --key-type= -f --format= -R --record-size= --key-offset=
+	local opts='-k --key-type= -f --format= -F --field= -R --record-size= --key-offset=
 		-t --field-separator= -r --descending --reverse -s --stable
 		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
@@ -42,7 +42,7 @@ _clsort()
 
 	case $opt in
 	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 bytes:) ;;
-	-f | --format) replies=(bin kv) ;;
+	-f | --format) replies=(bin kv npy) ;;
 	-t | --field-separator) replies=(':' ',' ';' '=' '\\t') ;;
 	--local-kernel) replies=(bitonic merge) ;;
 	--check)
@@ -56,7 +56,7 @@ _clsort()
 	-d | --device) mapfile -t replies < <(_clsort_devices "${COMP_WORDS[0]}") ;;
 	-S | --buffer-size) replies=(256M 1G 4G 25% 50% 75%) ;;
 	--memory) replies=(256M 1G 4G 16G) ;;
-	-R | --record-size | --key-offset | --host-threshold | --parallel)
+	-R | --record-size | --key-offset | --host-threshold | --parallel | -F | --field)
 		COMPREPLY=()
 		return
 		;;
