@@ -17,9 +17,11 @@ int check_sorted(const struct enc_format *f, const struct in_set *in, bool quiet
 		int rc;
 
 		enc_cursor_init(&c, f, file->data, file->size, file->name);
+		c.no = file->first_line;
 		while ((rc = enc_cursor_next(&c)) == 1) {
+			/* -u: equal keys are out of order too, as sort -c -u has it. */
 			const int order = have_prev ? enc_cursor_cmp(&prev, &c) : -1;
-			if (order > 0) {
+			if (order > 0 || (order == 0 && f->unique)) {
 				if (quiet)
 					return CLS_E_DISORDER;
 				if (f->fmt == CLS_FMT_KV)

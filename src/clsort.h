@@ -27,13 +27,20 @@ struct key_type;
 struct cls_opts {
 	const struct key_type *key;
 	bool key_explicit;	/* -k given (npy: else the dtype's) */
-	const char *field;	/* npy: the key field of structured records */
+	const char *field_name;	/* npy: the key field of structured records */
 	enum cls_format format;
 	size_t record_size;	/* bin: bytes per record; 0 = the key alone */
 	size_t key_offset;	/* bin: offset of the key inside a record */
 	char separator;		/* kv */
+	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
+	unsigned field;		/* kv: the key is this field, from 1 */
+	bool zero_terminated;	/* kv: lines end in NUL (-z) */
+	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
 	bool descending;
 	bool stable;
+	bool unique;		/* keep the first record of each key */
+	bool merge;		/* the inputs are sorted: merge them (-m) */
+	uint64_t header;	/* kv: lines at the top of each input that pass unsorted */
 	bool skip_bad;
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */

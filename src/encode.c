@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strkey.h"
 #include "tie.h"
 #include "util.h"
 
@@ -20,7 +21,12 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->kt = o->key;
 	f->mask = o->descending ? key_mask(o->key) : 0;
 	f->sep = o->separator;
+	f->eol = o->zero_terminated ? '\0' : '\n';
+	f->blank = o->blank_sep;
+	f->field = o->field ? o->field : 1;
 	f->skip_bad = o->skip_bad;
+	f->str = o->str_key;
+	f->unique = o->unique;
 	f->threads = o->threads ? o->threads : cpu_count();
 	if (f->fmt == CLS_FMT_KV && f->kt->size) {
 		msg_err("%s keys are binary: they go with -f bin", f->kt->name);
@@ -40,6 +46,12 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 		f->indexed = !(f->rec_size == f->kt->width && f->kt->invertible);
 	} else {
 		f->indexed = true;
+	}
+	if (f->str) {
+		f->kt = NULL;
+		f->kind = WORD128;
+		f->mask = o->descending ? ~(uint64_t)0 : 0;
+		return 0;
 	}
 	f->kind = key_word_kind(f->kt, f->indexed);
 	return 0;
@@ -61,12 +73,13 @@ int enc_validate(const struct enc_format *f, const struct in_set *in)
 	return 0;
 }
 
-/* Lines in p[0..len): newlines, plus one for an unterminated last line. */
-static size_t count_lines(const char *p, size_t len)
+/* Lines in p[0..len): line ends (eol), plus one for an unterminated last
+ * line. */
+static size_t count_lines(const char *p, size_t len, char eol)
 {
 	const char *end = p + len, *nl;
 	size_t n = 0;
-	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+	while (p < end && (nl = memchr(p, eol, (size_t)(end - p)))) {
 		n++;
 		p = nl + 1;
 	}
@@ -74,31 +87,32 @@ static size_t count_lines(const char *p, size_t len)
 }
 
 /* End of a share of [p, end) about want bytes long: just past the first
- * newline at or after p + want, or end. */
-static const char *cut_at_line(const char *p, const char *end, size_t want)
+ * line end (eol) at or after p + want, or end. */
+static const char *cut_at_line(const char *p, const char *end, size_t want, char eol)
 {
 	const char *nl;
 	if ((size_t)(end - p) <= want)
 		return end;
-	nl = memchr(p + want, '\n', (size_t)(end - p - want));
+	nl = memchr(p + want, eol, (size_t)(end - p - want));
 	return nl ? nl + 1 : end;
 }
 
 struct count_job {
 	const char *p;
 	size_t len;
+	char eol;
 	size_t lines;
 };
 
 static void count_job(void *arg)
 {
 	struct count_job *j = arg;
-	j->lines = count_lines(j->p, j->len);
+	j->lines = count_lines(j->p, j->len, j->eol);
 }
 
 /* Lines of a file, counted by up to threads threads, each on a share
  * that ends at a newline. */
-static uint64_t count_file_lines(const struct in_file *file, unsigned threads)
+static uint64_t count_file_lines(const struct in_file *file, unsigned threads, char eol)
 {
 	struct count_job jobs[64];
 	const char *p = (const char *)file->data, *end = p + file->size;
@@ -109,8 +123,9 @@ static uint64_t count_file_lines(const struct in_file *file, unsigned threads)
 		threads = 64;
 	per = file->size / threads + 1;
 	while (p < end) {
-		const char *cut = n + 1 < threads ? cut_at_line(p, end, per) : end;
+		const char *cut = n + 1 < threads ? cut_at_line(p, end, per, eol) : end;
 		jobs[n].p = p;
+		jobs[n].eol = eol;
 		jobs[n].len = (size_t)(cut - p);
 		n++;
 		p = cut;
@@ -135,7 +150,7 @@ int enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struc
 	}
 	for (i = 0; i < in->count; i++) {
 		p->counts[i] = f->fmt == CLS_FMT_BIN ? in->files[i].size / f->rec_size :
-			       count_file_lines(&in->files[i], f->threads);
+			       count_file_lines(&in->files[i], f->threads, f->eol);
 		p->total += p->counts[i];
 	}
 	return 0;
@@ -200,7 +215,7 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
 			const char *s = (const char *)file->data + p->off, *end = s + left, *q = s, *nl;
 			records = 0;
 			while (records < cap - b->n && q < end) {
-				nl = memchr(q, '\n', (size_t)(end - q));
+				nl = memchr(q, f->eol, (size_t)(end - q));
 				q = nl ? nl + 1 : end;
 				records++;
 			}
@@ -243,25 +258,162 @@ static inline void put_word(enum word_kind kind, void *words, size_t i, uint64_t
 
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
 {
+	/* Runs hold fewer than 2^32 records, and string keys use the upper
+	 * half of a 128-bit word's low 64 bits. */
 	if (f->kind == WORD64)
 		return (uint32_t)((const uint64_t *)words)[i];
-	return (size_t)((const struct word128 *)words)[i].lo;
+	return (uint32_t)((const struct word128 *)words)[i].lo;
+}
+
+/* Key bits of word i: the word without its index. */
+static inline uint64_t word_key(const struct enc_format *f, const void *words, size_t i)
+{
+	switch (f->kind) {
+	case WORD32:
+		return ((const uint32_t *)words)[i];
+	case WORD64:
+		return f->indexed ? ((const uint64_t *)words)[i] >> 32 : ((const uint64_t *)words)[i];
+	case WORD128:
+		break;
+	}
+	return ((const struct word128 *)words)[i].hi;
+}
+
+/* A run's lines, for the string keys in them. */
+struct batch_ctx {
+	const struct enc_format *f;
+	const struct enc_batch *b;
+};
+
+static void batch_key(const void *ctx, size_t i, const unsigned char **key, size_t *len);
+
+/* The key of bin record i of a run (a struct batch_ctx), for tie.c. */
+static size_t batch_bin_key(const void *ctx, size_t i, const unsigned char **key)
+{
+	const struct batch_ctx *c = ctx;
+	size_t len;
+	enc_record(c->f, c->b, i, key, &len);
+	*key += c->f->key_off;
+	return c->f->key_len;
+}
+
+size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
+		  size_t count)
+{
+	const size_t ws = word_size(f->kind);
+	const struct batch_ctx ctx = { f, b };
+	size_t i, kept = count ? 1 : 0;
+
+	for (i = 1; i < count; i++) {
+		if (f->str) {
+			const struct word128 *w = words;
+			const unsigned char *x, *y;
+			size_t xl, yl;
+			if (w[i].hi != w[kept - 1].hi || w[i].lo >> 32 != w[kept - 1].lo >> 32)
+				goto keep;
+			if (!str_tied(&w[i], &w[kept - 1], f->mask))
+				continue;
+			batch_key(&ctx, (uint32_t)w[i].lo, &x, &xl);
+			batch_key(&ctx, (uint32_t)w[kept - 1].lo, &y, &yl);
+			if (str_cmp(x, xl, y, yl) == 0)
+				continue;
+		} else if (f->tail) {
+			/* Refined: equal keys are next to each other. */
+			const struct word128 *w = words;
+			const unsigned char *x, *y;
+			if (w[i].hi != w[kept - 1].hi)
+				goto keep;
+			batch_bin_key(&ctx, (size_t)w[i].lo, &x);
+			batch_bin_key(&ctx, (size_t)w[kept - 1].lo, &y);
+			if (tie_cmp(x, f->key_len, y, f->key_len, false) == 0)
+				continue;
+		} else if (word_key(f, words, i) == word_key(f, words, kept - 1)) {
+			continue;
+		}
+keep:
+		if (kept != i)
+			memcpy((char *)words + kept * ws, (const char *)words + i * ws, ws);
+		kept++;
+	}
+	return kept;
 }
 
 /* --- kv lines ------------------------------------------------------------ */
 
-enum { KV_NOSEP = -10 };
+enum { KV_NOFIELD = -10 };
 
-/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOSEP. */
-static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key)
+static inline bool is_blank(unsigned char c)
 {
-	const char *sep = memchr(line, f->sep, len);
+	return c == ' ' || c == '\t';
+}
+
+/* Field f->field of a line, as sort(1) takes -k N,N: between the
+ * separators N-1 and N, or with -t blank from the end of field N-1 (its
+ * leading blanks included) to the end of the next run of non-blanks.
+ * False when the line has fewer fields. */
+static bool kv_field(const struct enc_format *f, const char *line, size_t len, const char **key,
+		     size_t *klen)
+{
+	const char *p = line, *const end = line + len, *q;
+	unsigned n;
+
+	if (!f->blank) {
+		for (n = 1; n < f->field; n++) {
+			q = memchr(p, f->sep, (size_t)(end - p));
+			if (!q)
+				return false;
+			p = q + 1;
+		}
+		q = memchr(p, f->sep, (size_t)(end - p));
+		*key = p;
+		*klen = (size_t)((q ? q : end) - p);
+		return true;
+	}
+	/* A field ends where a blank follows a non-blank. */
+	for (n = 1; n < f->field; n++) {
+		while (p < end && is_blank((unsigned char)*p))
+			p++;
+		while (p < end && !is_blank((unsigned char)*p))
+			p++;
+		if (p == end)
+			return false;
+	}
+	q = p;
+	while (q < end && is_blank((unsigned char)*q))
+		q++;
+	while (q < end && !is_blank((unsigned char)*q))
+		q++;
+	*key = p;
+	*klen = (size_t)(q - p);
+	return true;
+}
+
+/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOFIELD; the
+ * key field in *kp, *kplen. */
+static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
+		  const char **kp, size_t *kplen)
+{
+	const char *k;
+	size_t klen;
 	uint64_t raw;
 	int rc;
 
-	if (!sep)
-		return KV_NOSEP;
-	rc = f->kt->parse(line, (size_t)(sep - line), &raw);
+	if (!kv_field(f, line, len, &k, &klen))
+		return KV_NOFIELD;
+	*kp = k;
+	*kplen = klen;
+	if (f->str) {
+		*key = str_prefix((const unsigned char *)k, klen) ^ f->mask;
+		return KEY_OK;
+	}
+	/* As sort -n reads numbers: leading blanks (part of a field split at
+	 * blanks) and the carriage return of a CRLF line are not the key's. */
+	if (f->blank)
+		while (klen && is_blank((unsigned char)*k))
+			k++, klen--;
+	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
+		klen--;
+	rc = f->kt->parse(k, klen, &raw);
 	if (rc == KEY_OK)
 		*key = f->kt->sortable(raw) ^ f->mask;
 	return rc;
@@ -269,11 +421,37 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key)
 {
+	const char *k;
+	size_t klen;
 	if (f->fmt == CLS_FMT_BIN) {
 		*key = f->kt->sortable(key_load(f->kt, rec + f->key_off)) ^ f->mask;
 		return KEY_OK;
 	}
-	return kv_key(f, (const char *)rec, len, key);
+	return kv_key(f, (const char *)rec, len, key, &k, &klen);
+}
+
+/* The string key of line i of a run (a struct batch_ctx).  The line had
+ * the field when it was encoded. */
+static void batch_key(const void *ctx, size_t i, const unsigned char **key, size_t *len)
+{
+	const struct batch_ctx *c = ctx;
+	const char *k = NULL;
+	const bool found = kv_field(c->f, c->b->lines[i].p, c->b->lines[i].len, &k, len);
+
+	assert(found);
+	(void)found;
+	*key = (const unsigned char *)k;
+}
+
+int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count)
+{
+	const struct batch_ctx ctx = { f, b };
+	if (f->tail) {
+		const struct tie_key k = { batch_bin_key, &ctx, f->mask != 0 };
+		tie_refine(words, count, &k);
+		return 0;
+	}
+	return str_refine(words, count, f->mask, batch_key, &ctx, f->threads);
 }
 
 /* One-line message for a bad line, the key shown printable and short. */
@@ -281,23 +459,19 @@ static void kv_report(const struct enc_format *f, const char *name, uint64_t lin
 		      const char *line, size_t len, int why)
 {
 	char shown[48];
-	const char *sep = memchr(line, f->sep, len);
-	size_t klen = sep ? (size_t)(sep - line) : len, i, n = 0;
-	char sepname[8];
+	const char *k = line;
+	size_t klen = 0, i, n = 0;
 
+	kv_field(f, line, len, &k, &klen);
 	for (i = 0; i < klen && n < 40; i++)
-		shown[n++] = (line[i] >= 0x20 && line[i] < 0x7f) ? line[i] : '?';
+		shown[n++] = (k[i] >= 0x20 && k[i] < 0x7f) ? k[i] : '?';
 	if (i < klen) {
 		memcpy(shown + n, "...", 3);
 		n += 3;
 	}
 	shown[n] = '\0';
-	if (f->sep >= 0x20 && f->sep < 0x7f)
-		snprintf(sepname, sizeof sepname, "'%c'", f->sep);
-	else
-		snprintf(sepname, sizeof sepname, "\\x%02x", (unsigned char)f->sep);
-	if (why == KV_NOSEP)
-		msg_err("%s:%llu: no %s separator in line", name, (unsigned long long)line_no, sepname);
+	if (why == KV_NOFIELD)
+		msg_err("%s:%llu: fewer than %u fields", name, (unsigned long long)line_no, f->field);
 	else if (why == KEY_RANGE)
 		msg_err("%s:%llu: key '%s' out of range for %s", name, (unsigned long long)line_no,
 			shown, f->kt->name);
@@ -326,27 +500,31 @@ struct kv_job {
 static void kv_count_job(void *arg)
 {
 	struct kv_job *j = arg;
-	j->lines = count_lines(j->start, (size_t)(j->end - j->start));
+	j->lines = count_lines(j->start, (size_t)(j->end - j->start), j->f->eol);
 }
 
 static void kv_parse_job(void *arg)
 {
 	struct kv_job *j = arg;
 	const struct enc_format *f = j->f;
-	const char *p = j->start, *nl;
-	size_t i, out = j->first;
+	const char *p = j->start, *nl, *k;
+	size_t i, out = j->first, klen;
 	uint64_t key;
 	int rc;
 
 	for (i = 0; i < j->lines; i++) {
 		size_t len;
-		nl = memchr(p, '\n', (size_t)(j->end - p));
+		nl = memchr(p, f->eol, (size_t)(j->end - p));
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-		rc = kv_key(f, p, len, &key);
+		rc = kv_key(f, p, len, &key, &k, &klen);
 		if (rc == KEY_OK) {
 			j->b->lines[out].p = p;
 			j->b->lines[out].len = len;
-			put_word(f->kind, j->b->words, out, key, out);
+			if (f->str)
+				str_word((const unsigned char *)k, klen, f->mask, (uint32_t)out,
+					 (struct word128 *)j->b->words + out);
+			else
+				put_word(f->kind, j->b->words, out, key, out);
 			out++;
 		} else {
 			if (j->bad++ == 0) {
@@ -375,7 +553,7 @@ static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, stru
 		if (want < MIN_JOB_BYTES)
 			want = MIN_JOB_BYTES;
 		while (p < end) {
-			const char *cut = cut_at_line(p, end, want);
+			const char *cut = cut_at_line(p, end, want, f->eol);
 			if (n == cap) {
 				struct kv_job *g;
 				cap = cap ? cap * 2 : 16;
@@ -446,9 +624,10 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			const char *p = j->start, *nl;
 			size_t k;
 			for (k = 0; k < j->bad_first; k++)
-				p = memchr(p, '\n', (size_t)(j->end - p)) + 1;
-			nl = memchr(p, '\n', (size_t)(j->end - p));
-			kv_report(f, j->slice->file->name, j->line0 + j->bad_first + 1, p,
+				p = memchr(p, f->eol, (size_t)(j->end - p)) + 1;
+			nl = memchr(p, f->eol, (size_t)(j->end - p));
+			kv_report(f, j->slice->file->name,
+				  j->slice->file->first_line + j->line0 + j->bad_first + 1, p,
 				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why);
 			free(jobs);
 			return CLS_E_FAIL;
@@ -457,10 +636,15 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			size_t k;
 			memmove(b->lines + pos, b->lines + j->first, j->good * sizeof *b->lines);
 			for (k = 0; k < j->good; k++) {
-				uint64_t key = f->kind == WORD64 ?
-					((uint64_t *)b->words)[j->first + k] >> 32 :
-					((struct word128 *)b->words)[j->first + k].hi;
-				put_word(f->kind, b->words, pos + k, key, pos + k);
+				if (f->kind == WORD64) {
+					put_word(f->kind, b->words, pos + k,
+						 ((uint64_t *)b->words)[j->first + k] >> 32, pos + k);
+				} else {
+					struct word128 *w = b->words;
+					w[pos + k].hi = w[j->first + k].hi;
+					w[pos + k].lo = (w[j->first + k].lo & ~(uint64_t)UINT32_MAX) |
+							(pos + k);
+				}
 			}
 		}
 		pos += j->good;
@@ -580,6 +764,8 @@ int enc_cursor_next(struct enc_cursor *c)
 
 	for (;;) {
 		const unsigned char *nl;
+		const char *k;
+		size_t klen;
 		int rc;
 
 		if (c->p >= c->end)
@@ -592,12 +778,15 @@ int enc_cursor_next(struct enc_cursor *c)
 			c->key = f->kt->sortable(key_load(f->kt, c->rec + f->key_off)) ^ f->mask;
 			return 1;
 		}
-		nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+		nl = memchr(c->p, f->eol, (size_t)(c->end - c->p));
 		c->len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
 		c->p = nl ? nl + 1 : c->end;
-		rc = kv_key(f, (const char *)c->rec, c->len, &c->key);
-		if (rc == KEY_OK)
+		rc = kv_key(f, (const char *)c->rec, c->len, &c->key, &k, &klen);
+		if (rc == KEY_OK) {
+			c->kp = (const unsigned char *)k;
+			c->klen = klen;
 			return 1;
+		}
 		if (!f->skip_bad) {
 			kv_report(f, c->name, c->no, (const char *)c->rec, c->len, rc);
 			return CLS_E_FAIL;
@@ -610,8 +799,11 @@ int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b)
 	const struct enc_format *f = a->f;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	if (!f->tail)
-		return 0;
-	return tie_cmp(a->rec + f->key_off, f->key_len, b->rec + f->key_off, f->key_len,
-		       f->mask != 0);
+	if (f->str)
+		return f->mask ? str_cmp(b->kp, b->klen, a->kp, a->klen) :
+				 str_cmp(a->kp, a->klen, b->kp, b->klen);
+	if (f->tail)
+		return tie_cmp(a->rec + f->key_off, f->key_len, b->rec + f->key_off, f->key_len,
+			       f->mask != 0);
+	return 0;
 }

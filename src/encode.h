@@ -29,7 +29,12 @@ struct enc_format {
 	enum word_kind kind;
 	uint64_t mask;		/* xored into keys: all ones when descending */
 	char sep;		/* kv */
+	char eol;		/* kv: the byte that ends a line: newline, or NUL (-z) */
+	bool blank;		/* kv: fields split at runs of blanks, not at sep */
+	unsigned field;		/* kv: the key is this field, from 1 */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
+	bool unique;		/* keep the first record of each key */
+	bool str;		/* kv: string keys (strkey.h); kt is NULL */
 	unsigned threads;
 };
 
@@ -50,7 +55,7 @@ struct enc_slice {
 
 struct kv_line {
 	const char *p;
-	size_t len;		/* without the newline */
+	size_t len;		/* without the line end */
 };
 
 /* One run: its slices, and buffers for up to cap records. */
@@ -93,7 +98,7 @@ int enc_encode(const struct enc_format *f, struct enc_batch *b);
 int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
 		     size_t count, void *dst);
 
-/* Bytes of record i of the run (kv: without the newline). */
+/* Bytes of record i of the run (kv: without the line end). */
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		const unsigned char **p, size_t *len);
 
@@ -101,19 +106,32 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
 
 /* Sortable key of the record at rec (kv: the line, len bytes without its
- * newline), mask applied: KEY_OK, or why a kv line has none. */
+ * line end), mask applied: KEY_OK, or why a kv line has none. */
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key);
 
+/* -u: keep the first of each stretch of equal keys among count sorted
+ * words of the run b, moving them to the front; returns how many are
+ * kept. */
+size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
+		  size_t count);
+
+/* String keys, and binary keys longer than their words (bytes:N): order
+ * the count sorted words of the run b whose keys tie on the word by their
+ * whole keys (str_refine, tie_refine).  0 or CLS_E_FAIL. */
+int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count);
+
 /* Walks the records of a byte range in output form: bin records, or kv
- * lines each ending in a newline (but for a last one). */
+ * lines each ending in the line end (but for a last one). */
 struct enc_cursor {
 	const struct enc_format *f;
 	const unsigned char *p, *end;
 	const char *name;	/* for messages */
 	uint64_t no;		/* number of the current record, from 1 */
 	const unsigned char *rec;
-	size_t len;		/* kv: without the newline */
+	size_t len;		/* kv: without the line end */
 	uint64_t key;		/* sortable key, mask applied */
+	const unsigned char *kp;	/* string keys: the key's bytes */
+	size_t klen;
 };
 
 void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const void *data,

@@ -187,7 +187,8 @@ void in_release(const struct in_file *f, size_t off, size_t len)
 
 	if (!f->map)
 		return;
-	/* data may start past the mapping's start (a header cut off). */
+	/* Offsets from data, which --header may have moved past the map's
+	 * start. */
 	off += (size_t)(f->data - (const unsigned char *)f->map);
 	/* Whole pages inside the range only: a neighbour's record may share
 	 * the first or last page. */

@@ -15,6 +15,7 @@ struct in_file {
 	void *map;			/* mapping to unmap, or NULL */
 	size_t map_len;
 	void *heap;			/* buffer to free, or NULL */
+	uint64_t first_line;		/* lines before data, cut off by --header */
 };
 
 struct in_set {

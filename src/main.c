@@ -20,35 +20,50 @@
 
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
-	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT,
+	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER,
 };
 
-static char *key_arg, *format_arg, *field_arg, *sep_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
-	*tmpdir_arg, *check_arg, *local_arg;
+static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
+	*tmpdir_arg, *check_arg, *local_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, skip_bad, no_sync, progress, verbose;
+static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
-	  "key type: u32 (default), i32, f32, u64, i64, f64, or bytes:N (N from 1 to 64 bytes "
-	  "compared as unsigned bytes, bin only)", "TYPE" },
+	  "key type: u32 (default), i32, f32, u64, i64, f64; str for text keys compared "
+	  "byte by byte, e.g. -t, -F 2 -k str; bytes:N for binary keys of N bytes (1 to 64) in "
+	  "memcmp order, e.g. -R 100 -k bytes:10", "TYPE" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
-	  "input format: bin (default: little-endian keys or records), kv (KEY:VALUE lines) or "
-	  "npy (NumPy .npy arrays)", "FORMAT" },
-	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
-	  "npy: the key field of records of a structured dtype", "NAME" },
+	  "input format: bin (default: little-endian keys or records), kv (text lines, the key in a "
+	  "field) or npy (NumPy .npy arrays)", "FORMAT" },
 	{ "record-size", 'R', POPT_ARG_LONG, &record_arg, 0,
 	  "bin: fixed-size records of BYTES, the key inside them", "BYTES" },
 	{ "key-offset", '\0', POPT_ARG_LONG, &offset_arg, 0,
 	  "bin: offset of the key in a record (default 0)", "BYTES" },
 	{ "field-separator", 't', POPT_ARG_STRING, &sep_arg, 0,
-	  "kv: the character between key and value (default ':')", "CHAR" },
+	  "text: the byte between fields (default ':'), \\t for a tab, or 'blank' for runs of "
+	  "blanks as sort(1) splits without -t", "SEP" },
+	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
+	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column; "
+	  "npy: the key field of structured records by its name, e.g. -f npy -F score", "N|NAME" },
+	{ "merge", 'm', POPT_ARG_NONE, &merge, 0,
+	  "merge inputs that are already sorted, e.g. clsort -m -t, -F 2 -k str a.csv b.csv "
+	  "(an input out of order is an error)", NULL },
+	{ "header", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &header_arg, OPT_HEADER,
+	  "text: the first N lines (default 1) of the first input go out first, unsorted; as many "
+	  "are dropped from every other input, e.g. clsort --header -t, -F 3 a.csv b.csv", "N" },
+	{ "zero-terminated", 'z', POPT_ARG_NONE, &zero, 0,
+	  "text: lines end in NUL, not newline, e.g. find . -print0 | clsort -z -t / -F 2 -k str",
+	  NULL },
 	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
 	{ "reverse", '\0', POPT_ARG_NONE, &descending, 0,
 	  "same as --descending", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
+	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
+	  "keep only the first of records with equal keys, e.g. -u -t, -F 1 for one line per value "
+	  "of the first column (with -c: check that no keys are equal)", NULL },
 	{ NULL, 'c', POPT_ARG_NONE, NULL, OPT_CHECK_REPORT,
 	  "same as --check", NULL },
 	{ "check", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
@@ -57,7 +72,8 @@ static const struct poptOption options[] = {
 	{ NULL, 'C', POPT_ARG_NONE, NULL, OPT_CHECK_QUIET,
 	  "like -c, but report nothing", NULL },
 	{ "skip-bad", '\0', POPT_ARG_NONE, &skip_bad, 0,
-	  "kv: drop lines whose key does not parse, and count them", NULL },
+	  "text: drop lines whose key does not parse or that have fewer fields than -F, and count "
+	  "them, e.g. --skip-bad -t, -F 3", NULL },
 	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
 	{ "no-sync", '\0', POPT_ARG_NONE, &no_sync, 0,
@@ -101,12 +117,13 @@ static const char *long_text(long v)
 	return buf;
 }
 
-/* Whether arg came as "--check=arg" (rather than as the next word). */
-static bool given_inline(int argc, const char **argv, const char *arg)
+/* Whether arg came as "OPTION=arg" (rather than as the next word). */
+static bool given_inline(int argc, const char **argv, const char *option, const char *arg)
 {
+	const size_t n = strlen(option);
 	int i;
 	for (i = 1; i < argc; i++)
-		if (!strncmp(argv[i], "--check=", 8) && !strcmp(argv[i] + 8, arg))
+		if (!strncmp(argv[i], option, n) && argv[i][n] == '=' && !strcmp(argv[i] + n + 1, arg))
 			return true;
 	return false;
 }
@@ -185,13 +202,28 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 				o.check = CLS_CHECK_REPORT;
 			else if (!strcmp(check_arg, "quiet") || !strcmp(check_arg, "silent"))
 				o.check = CLS_CHECK_QUIET;
-			else if (!given_inline(argc, argv, check_arg)) {
+			else if (!given_inline(argc, argv, "--check", check_arg)) {
 				/* "--check FILE": popt took the operand for the mode. */
 				const char *back[] = { check_arg, NULL };
 				o.check = CLS_CHECK_REPORT;
 				poptStuffArgs(ctx, back);
 			} else {
 				status = usage_error("invalid --check argument '%s'", check_arg);
+				poptFreeContext(ctx);
+				return status;
+			}
+			break;
+		case OPT_HEADER:
+			o.header = 1;
+			if (header_arg && strspn(header_arg, "0123456789") == strlen(header_arg) &&
+			    *header_arg && strlen(header_arg) < 10) {
+				o.header = strtoull(header_arg, NULL, 10);
+			} else if (header_arg && !given_inline(argc, argv, "--header", header_arg)) {
+				/* "--header FILE": popt took the operand for N. */
+				const char *back[] = { header_arg, NULL };
+				poptStuffArgs(ctx, back);
+			} else if (header_arg) {
+				status = usage_error("invalid header line count '%s'", header_arg);
 				poptFreeContext(ctx);
 				return status;
 			}
@@ -246,8 +278,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		goto fail;
 	}
 
-	if (key_arg && !(o.key = key_type_find(key_arg))) {
-		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64, f64 or "
+	if (key_arg && !strcmp(key_arg, "str")) {
+		o.str_key = true;
+	} else if (key_arg && !(o.key = key_type_find(key_arg))) {
+		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64, f64, str or "
 				     "bytes:N (N from 1 to 64)", key_arg);
 		goto fail;
 	}
@@ -263,8 +297,26 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			goto fail;
 		}
 	}
+	/* The text options need no -f kv. */
+	if (!format_arg && (sep_arg || field_arg || zero || o.str_key || o.header))
+		o.format = CLS_FMT_KV;
+	if (field_arg && o.format == CLS_FMT_NPY) {
+		o.field_name = field_arg;
+	} else if (field_arg) {
+		char *end;
+		unsigned long n;
+		errno = 0;
+		n = strtoul(field_arg, &end, 10);
+		if (!*field_arg || *end || *field_arg == '-' || errno || n < 1 || n > 65535) {
+			status = usage_error("invalid field number '%s' (1 to 65535)", field_arg);
+			goto fail;
+		}
+		o.field = (unsigned)n;
+	}
 	if (sep_arg) {
-		if (!strcmp(sep_arg, "\\t"))
+		if (!strcmp(sep_arg, "blank"))
+			o.blank_sep = true;
+		else if (!strcmp(sep_arg, "\\t"))
 			o.separator = '\t';
 		else if (strlen(sep_arg) == 1 && sep_arg[0] != '\n')
 			o.separator = sep_arg[0];
@@ -285,12 +337,15 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (o.format != CLS_FMT_KV && (sep_arg || skip_bad)) {
-		status = usage_error("%s", "--field-separator and --skip-bad apply to the kv format only");
+	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || o.header ||
+					skip_bad)) {
+		status = usage_error("%s", "--field-separator, --field, --zero-terminated, --header, "
+				     "-k str and --skip-bad apply to the kv format only");
 		goto fail;
 	}
-	if (o.format != CLS_FMT_NPY && field_arg) {
-		status = usage_error("%s", "--field applies to the npy format only");
+	if (o.format == CLS_FMT_NPY && (sep_arg || zero || o.str_key || o.header || skip_bad)) {
+		status = usage_error("%s", "--field-separator, --zero-terminated, --header, -k str and "
+				     "--skip-bad apply to the kv format only");
 		goto fail;
 	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {
@@ -301,6 +356,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--no-sync applies to --output only");
 		goto fail;
 	}
+	if (o.check != CLS_CHECK_NONE && merge) {
+		status = usage_error("%s", "--check and --merge cannot be used together");
+		goto fail;
+	}
 	if (o.check != CLS_CHECK_NONE && output_arg) {
 		status = usage_error("%s", "--check and --output cannot be used together");
 		goto fail;
@@ -309,11 +368,13 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.key_offset = offset_arg > 0 ? (size_t)offset_arg : 0;
 	o.descending = descending;
 	o.stable = stable;
+	o.unique = unique;
+	o.merge = merge;
+	o.zero_terminated = zero;
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;
 	o.output = output_arg;
 	o.no_sync = no_sync;
-	o.field = field_arg;
 	o.key_explicit = key_arg != NULL;
 	o.progress = progress;
 	o.tmpdir = tmpdir_arg;

@@ -659,7 +659,7 @@ static void gather_job(void *arg)
 		memcpy(g->buf + g->len, p, len);
 		g->len += len;
 		if (kv)
-			g->buf[g->len++] = '\n';
+			g->buf[g->len++] = (unsigned char)f->eol;
 	}
 }
 

@@ -69,7 +69,7 @@ static int npy_setup(struct in_set *in, const struct cls_opts *o, struct npy_inf
 {
 	struct cls_opts bin = *o;
 
-	if (npy_open(in, o->field, npy))
+	if (npy_open(in, o->field_name, npy))
 		return CLS_E_FAIL;
 	bin.format = CLS_FMT_BIN;
 	bin.record_size = npy->itemsize;
@@ -86,8 +86,39 @@ static int npy_setup(struct in_set *in, const struct cls_opts *o, struct npy_inf
 	return enc_setup(f, &bin);
 }
 
+/* --header: cut the first n lines off every input; those of the first
+ * are the output's first lines, head[0..*len). */
+static void cut_header(const struct enc_format *f, struct in_set *in, uint64_t n,
+		       const unsigned char **head, size_t *len)
+{
+	size_t i;
+
+	*head = NULL;
+	*len = 0;
+	for (i = 0; i < in->count; i++) {
+		struct in_file *file = &in->files[i];
+		const unsigned char *p = file->data, *const end = p + file->size;
+		uint64_t k;
+
+		for (k = 0; k < n && p < end; k++) {
+			const unsigned char *e = memchr(p, f->eol, (size_t)(end - p));
+			p = e ? e + 1 : end;
+		}
+		if (i == 0) {
+			*head = file->data;
+			*len = (size_t)(p - file->data);
+		}
+		file->first_line = k;
+		in->bytes -= (uint64_t)(p - file->data);
+		file->size -= (size_t)(p - file->data);
+		file->data = p;
+	}
+}
+
 int cls_run(const struct cls_opts *o)
 {
+	const unsigned char *head = NULL;
+	size_t head_len = 0;
 	struct enc_format f;
 	struct in_set in;
 	struct out_writer out;
@@ -108,10 +139,12 @@ int cls_run(const struct cls_opts *o)
 	rc = o->format == CLS_FMT_NPY ? npy_setup(&in, o, &npy, &f) : 0;
 	if (rc)
 		goto out;
-	prog_total(in.bytes);
 	rc = enc_validate(&f, &in);
 	if (rc)
 		goto out;
+	if (o->header)
+		cut_header(&f, &in, o->header, &head, &head_len);
+	prog_total(in.bytes);
 	t1 = now_sec();
 	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)in.bytes,
 		 in.count, in.count == 1 ? "" : "s", t1 - t0);
@@ -125,8 +158,17 @@ int cls_run(const struct cls_opts *o)
 	prog_phase(PROG_SORT);
 	if (o->format == CLS_FMT_NPY)
 		rc = npy_write_header(&out, &npy, in.count);
-	if (rc == 0)
-		rc = runs_sort(o, &f, &in, &out);
+	if (rc == 0 && head_len) {
+		rc = out_write(&out, head, head_len);
+		/* A header without its line end gets one, as every line does. */
+		if (rc == 0 && head[head_len - 1] != (unsigned char)f.eol)
+			rc = out_write(&out, &f.eol, 1);
+	}
+	if (rc) {
+		out_abort(&out);
+		goto out;
+	}
+	rc = o->merge ? runs_merge(&f, &in, &out) : runs_sort(o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		prog_end();

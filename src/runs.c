@@ -27,9 +27,7 @@
 /* Default device budget: this fraction of its global memory. */
 #define DEVICE_FRACTION 0.5
 /* Inputs that would take more key ranges than this are sorted in runs and
- * merged instead: each range costs a pass of its own on the device.
- * CLSORT_MERGE_RUNS (set to anything) merges runs in memory always, for
- * the tests of the merge. */
+ * merged instead: each range costs a pass of its own on the device. */
 #define MAX_RANGES 4096
 
 int tmp_create(const char *dir)
@@ -73,6 +71,7 @@ struct run {
 	const unsigned char *data;
 	size_t len;
 	unsigned level;
+	const struct in_file *input;	/* -m: the input it is, whose order is checked */
 };
 
 struct sorter {
@@ -94,6 +93,7 @@ struct sorter {
 	size_t nruns, runs_cap;
 	unsigned merges;
 	size_t ranges;		/* key ranges the input was cut into, or 0 */
+	size_t resorted;	/* parts of runs merged by sorting them again */
 	double t_part;		/* cutting it */
 	double t_encode, t_sort, t_merge;	/* t_sort includes writing the run */
 	/* Of t_sort, on the device path: filling the staging buffers, waiting
@@ -267,6 +267,8 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	struct bin_head *tree, *entry, win;
 	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
 	const size_t rs = f->rec_size;
+	uint64_t last = 0;		/* -u: the key written last */
+	bool have_last = false;
 	int rc = 0;
 
 	while (leaves < k)
@@ -312,6 +314,8 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 	while (win.src < k) {
 		struct bin_source *top = &src[win.src];
 		size_t node;
+		if (f->unique && have_last && win.key == last)
+			goto next;
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
 		case 4: memcpy(buf + len, top->rec, 4); break;
@@ -320,11 +324,14 @@ static int bin_merge(const struct enc_format *f, const struct run *ranges, size_
 		default: memcpy(buf + len, top->rec, rs); break;
 		}
 		len += rs;
+		last = win.key;
+		have_last = true;
 		if (len >= COPY_BLOCK) {
 			if ((rc = out_write(w, buf, len)))
 				goto out;
 			len = 0;
 		}
+next:
 		top->rec += rs;
 		if (++top->pos < top->count || bin_refill(f, top))
 			win.key = top->keys[top->pos];
@@ -351,13 +358,17 @@ out:
 
 /* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
  * not NULL, are the runs the ranges start, whose passed pages are given
- * back as the merge goes. */
+ * back as the merge goes.  A range that is an input (-m) is checked to be
+ * sorted: CLS_E_FAIL after a message naming the first record out of
+ * order. */
 static int heap_merge(const struct enc_format *f, const struct run *ranges, size_t k,
 		      const struct run *runs, struct out_writer *w)
 {
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
 	const bool kv = f->fmt == CLS_FMT_KV;
+	struct enc_cursor last, was;	/* -u: the record written last */
+	bool have_last = false;
 	size_t i, n = 0;
 	int rc = 0;
 
@@ -369,7 +380,10 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 	for (i = 0; i < k; i++) {
 		src[i].run = runs ? &runs[i] : &ranges[i];
 		src[i].order = i;
-		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len, "run");
+		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len,
+				ranges[i].input ? ranges[i].input->name : "run");
+		if (ranges[i].input)
+			src[i].c.no = ranges[i].input->first_line;
 		rc = enc_cursor_next(&src[i].c);
 		if (rc < 0)
 			goto out;
@@ -381,14 +395,30 @@ static int heap_merge(const struct enc_format *f, const struct run *ranges, size
 		sift_down(heap, n, i);
 	while (n && rc == 0) {
 		struct source *top = heap[0];
-		rc = out_write(w, top->c.rec, top->c.len);
-		if (rc == 0 && kv)
-			rc = out_write(w, "\n", 1);
-		if (rc)
-			break;
+		if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
+			rc = out_write(w, top->c.rec, top->c.len);
+			if (rc == 0 && kv)
+				rc = out_write(w, &f->eol, 1);
+			if (rc)
+				break;
+			last = top->c;
+			have_last = true;
+		}
+		was = top->c;
 		rc = enc_cursor_next(&top->c);
 		if (rc < 0)
 			break;
+		if (rc == 1 && top->run->input && enc_cursor_cmp(&was, &top->c) > 0) {
+			if (kv)
+				msg_err("%s:%llu: disorder: %.*s", top->c.name,
+					(unsigned long long)top->c.no,
+					(int)(top->c.len > 200 ? 200 : top->c.len), (const char *)top->c.rec);
+			else
+				msg_err("%s: record %llu: disorder", top->c.name,
+					(unsigned long long)top->c.no);
+			rc = CLS_E_FAIL;
+			break;
+		}
 		if (rc == 0)
 			heap[0] = heap[--n];
 		rc = 0;
@@ -428,7 +458,7 @@ static size_t record_at(const struct enc_format *f, const struct run *r, size_t 
 		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
 	if (pos == 0 || pos >= r->len)
 		return pos == 0 ? 0 : r->len;
-	nl = memchr(r->data + pos - 1, '\n', r->len - (pos - 1));
+	nl = memchr(r->data + pos - 1, f->eol, r->len - (pos - 1));
 	return nl ? (size_t)(nl - r->data) + 1 : r->len;
 }
 
@@ -464,6 +494,61 @@ static int cmp_sample(const void *a, const void *b)
 {
 	const struct sample *x = a, *y = b;
 	return (x->key > y->key) - (x->key < y->key);
+}
+
+/* Cut k runs of total bytes into parts by key: cuts[p * k + r] is where
+ * part p starts in run r (cuts[parts * k + r] its end).  Splitter keys come
+ * from per samples of every run for each part, and each run is cut after its last record
+ * with a key at most the splitter, so equal keys share a part.  0, or
+ * CLS_E_FAIL when out of memory. */
+static int cut_runs(const struct enc_format *f, const struct run *runs, size_t k, size_t parts,
+		    size_t per, size_t total, size_t *cuts)
+{
+	const size_t nsamples = k * parts * per;
+	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
+	uint64_t *split = calloc(parts, sizeof *split);
+	size_t r, p, i, n = 0;
+	double acc = 0, step;
+
+	if (!smp || !split) {
+		free(smp);
+		free(split);
+		msg_errno(ENOMEM, "cannot merge runs");
+		return CLS_E_FAIL;
+	}
+	for (r = 0; r < k; r++) {
+		const size_t every = runs[r].len / (parts * per) + 1;
+		size_t pos;
+		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
+			const size_t at = record_at(f, &runs[r], pos);
+			if (at >= runs[r].len)
+				break;
+			smp[n].key = key_at(f, &runs[r], at);
+			smp[n].weight = (double)every;
+			n++;
+		}
+	}
+	qsort(smp, n, sizeof *smp, cmp_sample);
+	/* Splitter p closes part p: the key where the running weight passes
+	 * (p+1)/parts of the total. */
+	step = (double)total / (double)parts;
+	for (p = 0, i = 0; p + 1 < parts; p++) {
+		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
+			acc += smp[i++].weight;
+		split[p] = n ? smp[i].key : 0;
+	}
+	for (r = 0; r < k; r++) {
+		cuts[r] = 0;
+		cuts[parts * k + r] = runs[r].len;
+		for (p = 0; p + 1 < parts; p++) {
+			size_t c = cut_after(f, &runs[r], split[p]);
+			/* Splitters never decrease, nor may the cuts. */
+			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
+		}
+	}
+	free(smp);
+	free(split);
+	return 0;
 }
 
 struct part_job {
@@ -513,52 +598,22 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 				   s->o->memory_bytes / 8 > ROUND_BYTES ? ROUND_BYTES :
 				   s->o->memory_bytes / 8;
 	const size_t rounds = (total + round_bytes - 1) / round_bytes;
-	const size_t parts = threads * rounds, nsamples = k * parts * SAMPLES;
-	struct sample *smp = calloc(nsamples, sizeof *smp);
-	uint64_t *split = calloc(parts, sizeof *split);
+	const size_t parts = threads * rounds;
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
 	struct run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
 	struct round round[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
 	bool started[2] = { false, false };
-	size_t r, p, i, n = 0;
-	double acc = 0, step, t0 = now_sec(), t1, t_write = 0, t_wait = 0;
+	size_t r, p, i;
+	double t0 = now_sec(), t1, t_write = 0, t_wait = 0;
 	int rc = CLS_E_FAIL;
 
-	if (!smp || !split || !cuts || !jobs || !pieces) {
+	if (!cuts || !jobs || !pieces) {
 		msg_errno(ENOMEM, "cannot merge runs");
 		goto out;
 	}
-	for (r = 0; r < k; r++) {
-		const size_t every = runs[r].len / (parts * SAMPLES) + 1;
-		size_t pos;
-		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
-			const size_t at = record_at(f, &runs[r], pos);
-			if (at >= runs[r].len)
-				break;
-			smp[n].key = key_at(f, &runs[r], at);
-			smp[n].weight = (double)every;
-			n++;
-		}
-	}
-	qsort(smp, n, sizeof *smp, cmp_sample);
-	/* Splitter p closes part p: the key where the running weight passes
-	 * (p+1)/parts of the total. */
-	step = (double)total / (double)parts;
-	for (p = 0, i = 0; p + 1 < parts; p++) {
-		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
-			acc += smp[i++].weight;
-		split[p] = n ? smp[i].key : 0;
-	}
-	for (r = 0; r < k; r++) {
-		cuts[r] = 0;
-		cuts[parts * k + r] = runs[r].len;
-		for (p = 0; p + 1 < parts; p++) {
-			size_t c = cut_after(f, &runs[r], split[p]);
-			/* Splitters never decrease, nor may the cuts. */
-			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
-		}
-	}
+	if (cut_runs(f, runs, k, parts, SAMPLES, total, cuts))
+		goto out;
 	msg_info(2, "parallel merge: %zu parts in %zu rounds, cut in %.3f s", parts, rounds,
 		 now_sec() - t0);
 	/* Rounds alternate between two sets of jobs: while one set merges
@@ -616,8 +671,6 @@ static int merge_parallel(struct sorter *s, const struct run *runs, size_t k,
 out:
 	for (i = 0; jobs && i < 2 * (size_t)threads; i++)
 		out_abort(&jobs[i].w);
-	free(smp);
-	free(split);
 	free(cuts);
 	free(jobs);
 	free(pieces);
@@ -1040,14 +1093,25 @@ static int consume_chunk(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
+/* Sorted words back into the run's own array, where string keys that tie
+ * on the word are ordered and -u thins them before they are written. */
+static int collect_chunk(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	memcpy((char *)io->b->words + first * ws, src, count * ws);
+	return 0;
+}
+
 /* Sort the planned run and write it to w; warm, when not NULL, is joined
  * before the first write. */
 static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		    struct warm *warm)
 {
 	struct run_io io = { s, w, s->f, b, warm };
+	const bool whole = s->f->unique || s->f->str;
 	double t0 = now_sec();
-	int rc;
+	int rc = 0;
 
 	if (b->words) {
 		if (enc_encode(s->f, b))
@@ -1059,15 +1123,120 @@ static int sort_run(struct sorter *s, struct enc_batch *b, struct out_writer *w,
 		host_sort(b->words, b->n, s->f->kind);
 		measure_host(s, b->n, now_sec() - t0);
 		prog_add(PROG_SORT, run_bytes(s->f, b, 0, b->n));
+	} else {
+		rc = eng_sort(s->eng, b->n, produce_chunk, whole ? collect_chunk : consume_chunk, &io);
+	}
+	if (rc == 0 && (s->f->str || (s->f->tail && whole)))
+		rc = enc_refine(s->f, b, b->words, b->n);
+	if (rc == 0 && (s->host || whole)) {
+		const size_t n = s->f->unique ? enc_unique(s->f, b, b->words, b->n) : b->n;
 		if (warm)
 			warm_out_done(warm);
-		rc = out_emit(w, s->f, b, b->words, b->n);
-	} else {
-		rc = eng_sort(s->eng, b->n, produce_chunk, consume_chunk, &io);
+		rc = out_emit(w, s->f, b, b->words, n);
 	}
 	if (rc == 0)
 		rc = out_emit_end(w, s->f, b);
 	s->t_sort += now_sec() - t0;
+	return rc;
+}
+
+/* --- merge on the device ---------------------------------------------------
+ * Runs in memory are merged by sorting them again, part by part: the runs
+ * are cut by key into parts that each fit a run (as the parallel merge
+ * cuts them), and each part, the runs' pieces taken in run order, is
+ * sorted on the device straight into the output.  Equal keys share a part
+ * and keep their run order, so the sort stays stable.  The host only
+ * encodes and writes, as for one run; a part that does not fit a run (many
+ * equal keys) is merged on the host. */
+
+/* Samples per part and run: the parts' sizes are then within a few per
+ * cent of what the splitters aim at. */
+#define RESORT_SAMPLES 32
+
+/* How an input larger than a run is sorted, where its copy fits in memory:
+ * cut into key ranges (records and lines, whose output gathers records by
+ * index: a second pass over the device would gather them twice), or in
+ * runs then merged on the device (bare keys, which the partition's pass on
+ * the host costs more than a second pass on the device).  For tests and
+ * measurements CLSORT_MERGE_RUNS chooses: "ranges", "device" (runs merged
+ * on the device) or "host" (runs merged on the host). */
+static bool cut_ranges(const struct enc_format *f)
+{
+	const char *how = getenv("CLSORT_MERGE_RUNS");
+	return how ? strcmp(how, "ranges") == 0 : f->indexed;
+}
+
+/* The cut points of a merge on the device are runs times parts, both about
+ * records over a run: with many runs (a run far smaller than the input)
+ * the host merges instead. */
+#define RESORT_MAX_CUTS ((size_t)1 << 16)
+
+static bool merge_on_device(size_t runs, uint64_t records, size_t cap)
+{
+	const char *how = getenv("CLSORT_MERGE_RUNS");
+	return (!how || strcmp(how, "host") != 0) &&
+	       (double)runs * (double)part_count(records, cap) <= (double)RESORT_MAX_CUTS;
+}
+
+static int resort_runs(struct sorter *s, const struct run *runs, size_t k, uint64_t records,
+		       struct enc_batch *b, struct out_writer *out)
+{
+	const struct enc_format *f = s->f;
+	const size_t parts = part_count(records, s->cap);
+	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);
+	struct in_file *files = calloc(k, sizeof *files);
+	struct run *pieces = calloc(k, sizeof *pieces);
+	size_t total = 0, p, r, on_host = 0;
+	int rc = CLS_E_FAIL;
+
+	if (!cuts || !files || !pieces) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		goto out;
+	}
+	for (r = 0; r < k; r++)
+		total += runs[r].len;
+	if (cut_runs(f, runs, k, parts, RESORT_SAMPLES, total, cuts))
+		goto out;
+	for (p = 0; p < parts; p++) {
+		struct in_set set = { files, 0, 0 };
+		struct enc_planner pl;
+		for (r = 0; r < k; r++) {
+			const size_t a = cuts[p * k + r], e = cuts[(p + 1) * k + r];
+			pieces[r].data = runs[r].data + a;
+			pieces[r].len = e - a;
+			if (a == e)
+				continue;
+			memset(&files[set.count], 0, sizeof files[0]);
+			files[set.count].name = "a sorted run";
+			files[set.count].data = runs[r].data + a;
+			files[set.count].size = e - a;
+			set.count++;
+			set.bytes += e - a;
+		}
+		if (enc_plan_init(&pl, f, &set))
+			goto out;
+		if (pl.total > s->cap) {
+			on_host++;
+			rc = f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, pieces, k, out) :
+				heap_merge(f, pieces, k, NULL, out);
+		} else if ((rc = enc_plan_next(&pl, s->cap, b)) > 0) {
+			rc = sort_run(s, b, out, NULL);
+		}
+		enc_plan_free(&pl);
+		if (rc < 0)
+			goto out;
+		/* What the parts have passed of the runs is needed no more. */
+		for (r = 0; r < k; r++)
+			release_prefix(&runs[r], cuts[(p + 1) * k + r]);
+	}
+	rc = 0;
+	s->resorted += parts;
+	msg_info(2, "merge on the device: %zu parts, %zu of them too large and merged on the host",
+		 parts, on_host);
+out:
+	free(cuts);
+	free(files);
+	free(pieces);
 	return rc;
 }
 
@@ -1083,10 +1252,11 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 			 s->t_part, runs, runs == 1 ? "" : "s", s->cap, s->merges,
 			 s->merges == 1 ? "" : "es");
 	else
-		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s",
+		msg_info(1, "%llu records in %zu run%s of up to %zu%s; %u merge pass%s%s",
 			 (unsigned long long)records, runs, runs == 1 ? "" : "s", s->cap,
 			 runs > 1 ? (s->spill ? ", kept in temporary files" : ", kept in memory") : "",
-			 s->merges, s->merges == 1 ? "" : "es");
+			 s->merges, s->merges == 1 ? "" : "es",
+			 s->resorted ? " on the host, then merged on the device" : "");
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t_encode,
 		 s->t_sort, s->t_merge);
 	if (s->eng)
@@ -1109,6 +1279,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		    struct out_writer *out, struct warm *warm, struct tally *t)
 {
 	size_t runs = 0, i;
+	uint64_t records = 0;
 	double t0;
 	int rc = CLS_E_FAIL;
 
@@ -1135,6 +1306,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			if (run_writer(s, &w, &r, bytes))
 				goto out;
 			rc = sort_run(s, b, &w, NULL);
+			records += b->n;
 			t->records += b->n;
 			t->skipped += b->skipped;
 			if (rc == 0)
@@ -1160,7 +1332,10 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			warm_out_done(warm);
 		t0 = now_sec();
 		prog_phase(PROG_MERGE);
-		rc = merge_runs(s, s->runs, s->nruns, out);
+		if (!s->spill && !s->host && merge_on_device(s->nruns, records, s->cap))
+			rc = resort_runs(s, s->runs, s->nruns, records, b, out);
+		else
+			rc = merge_runs(s, s->runs, s->nruns, out);
 		s->t_merge += now_sec() - t0;
 	}
 out:
@@ -1215,7 +1390,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	 * is for outputs well inside the memory budget only. */
 	struct warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 			     .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
-			     .out_exact = f->fmt == CLS_FMT_BIN && in->bytes <= o->memory_bytes / 2,
+			     .out_exact = f->fmt == CLS_FMT_BIN && !f->unique &&
+					  in->bytes <= o->memory_bytes / 2,
 			     .threads = f->threads, .kind = f->kind };
 	double t0;
 
@@ -1240,8 +1416,8 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 		goto out;
 	/* The whole run's words are kept on the host only where they cannot
 	 * be made chunk by chunk: kv lines are parsed at once, and the host
-	 * sort needs them all. */
-	if (s.host || f->fmt == CLS_FMT_KV) {
+	 * sort and -u need them all. */
+	if (s.host || f->fmt == CLS_FMT_KV || f->unique) {
 		b.words = xmalloc(s.cap * word_size(f->kind), "sort words");
 		if (!b.words)
 			goto out;
@@ -1257,11 +1433,13 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (s.spill && choose_fanin(&s, in->bytes / (s.cap * (f->fmt == CLS_FMT_KV ? 2 : f->rec_size)) + 1))
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
-	 * each fit a run, and no merge (but where keys tie on their words:
-	 * ranges would split the ties). */
+	 * each fit a run, and no merge.  Not for -u, whose equal keys must
+	 * meet, where ranges may split them, nor for string keys, whose
+	 * ranges would be cut by a prefix alone, nor for keys longer than
+	 * their words (bytes:N), whose ties they would split. */
 	rc = PART_BAD_LINE;
-	if (!s.spill && !f->tail && total > s.cap && part_count(total, s.cap) <= MAX_RANGES &&
-	    !getenv("CLSORT_MERGE_RUNS")) {
+	if (!s.spill && !f->unique && !f->str && !f->tail && total > s.cap &&
+	    part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f)) {
 		warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);
 		if (rc == PART_BAD_LINE)
@@ -1292,5 +1470,26 @@ out:
 		if (rc == 0 && t.records && s.measuring && (s.measured || warm.host_rate > 0))
 			measure_device(&s, released, t.records, warm.host_rate);
 	}
+	return rc;
+}
+
+int runs_merge(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
+{
+	struct run *r = calloc(in->count ? in->count : 1, sizeof *r);
+	size_t i;
+	int rc;
+
+	if (!r) {
+		msg_errno(ENOMEM, "cannot merge the inputs");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < in->count; i++) {
+		r[i].fd = -1;
+		r[i].data = in->files[i].data;
+		r[i].len = in->files[i].size;
+		r[i].input = &in->files[i];
+	}
+	rc = heap_merge(f, r, in->count, NULL, out);
+	free(r);
 	return rc;
 }

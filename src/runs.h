@@ -19,4 +19,9 @@ int tmp_create(const char *dir);
 int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 	      struct out_writer *out);
 
+/* -m: merge the inputs, each already sorted, into out; an input out of
+ * order is an error naming it and the record.  0, CLS_E_PIPE or
+ * CLS_E_FAIL. */
+int runs_merge(const struct enc_format *f, const struct in_set *in, struct out_writer *out);
+
 #endif

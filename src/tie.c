@@ -32,6 +32,18 @@ static int cmp_tied(const void *x, const void *y, void *arg)
 	return c ? c : (a->lo > b->lo) - (a->lo < b->lo);
 }
 
+void tie_refine(struct word128 *words, size_t n, const struct tie_key *k)
+{
+	size_t i = 0, g;
+	while (i < n) {
+		g = i;
+		while (++i < n && words[i].hi == words[g].hi)
+			;
+		if (i - g > 1)
+			qsort_r(words + g, i - g, sizeof *words, cmp_tied, (void *)k);
+	}
+}
+
 /* Keep words[0..n) held back, after what is held already. */
 static int hold(struct tie_stream *s, const struct word128 *words, size_t n)
 {

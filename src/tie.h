@@ -34,6 +34,9 @@ struct tie_key {
 int tie_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen,
 	    bool descending);
 
+/* Order each group of tied words of the sorted words[0..n) by k, in place. */
+void tie_refine(struct word128 *words, size_t n, const struct tie_key *k);
+
 /* Words of a sorted array that go out in order, tied words put in order
  * first.  Each push may end with tied words that the next push continues:
  * those are held back until a word that differs comes, or the flush. */

@@ -85,6 +85,23 @@ ref_cmp() {
   ! grep -q "key ranges" "$T/err" || fail "cut into key ranges: $(cat "$T/err")"
 }
 
+@test "-u with bytes:N: the first record of each key, keys tied past their first 8 bytes too" {
+  local n r
+  for n in 4 10 20; do
+    "$REFSORT" gen-bytes 30011 $((n + 3)) 1 $n $n tied > "$T/in"
+    for r in "" -r; do
+      ref_cmp "$T/in" "$n-byte keys" -R $((n + 3)) --key-offset 1 -k bytes:$n -u $r -- "${DEV[@]}"
+      ref_cmp "$T/in" "$n-byte keys in runs" -R $((n + 3)) --key-offset 1 -k bytes:$n -u $r \
+        -- "${DEV[@]}" -S 4K
+      CLSORT_HOST_THRESHOLD=100000 ref_cmp "$T/in" "$n-byte keys on the host" -R $((n + 3)) \
+        --key-offset 1 -k bytes:$n -u $r
+      grep -q "sorting on the host" "$T/err" || fail "not on the host: $(cat "$T/err")"
+    done
+    # Some keys repeat: -u has something to drop.
+    [ "$(stat -c %s "$T/want")" -lt "$(stat -c %s "$T/in")" ]
+  done
+}
+
 @test "-c with bytes:N: disorder found past the first 8 bytes, with -r too" {
   "$REFSORT" gen-bytes 1000 12 0 12 4 tied > "$T/in"
   "$REFSORT" sort -R 12 -k bytes:12 < "$T/in" > "$T/sorted"
@@ -107,7 +124,7 @@ ref_cmp() {
   for k in bytes:0 bytes:65 bytes:04 bytes: bytes:x bytes:4x; do
     run --separate-stderr "$CLSORT" -k $k "$T/in"
     [ "$status" -eq 2 ]
-    [ "${stderr_lines[0]}" = "clsort: invalid key type '$k': use u32, i32, f32, u64, i64, f64 or bytes:N (N from 1 to 64)" ]
+    [ "${stderr_lines[0]}" = "clsort: invalid key type '$k': use u32, i32, f32, u64, i64, f64, str or bytes:N (N from 1 to 64)" ]
   done
   run --separate-stderr "$CLSORT" -f kv -k bytes:4 "$T/in"
   [ "$status" -eq 2 ]

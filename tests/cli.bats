@@ -133,7 +133,7 @@ long_options() {
 
 @test "-k: an unknown key type is a usage error that lists the types" {
   usage_error -k u16
-  [[ "${stderr_lines[0]}" == "clsort: invalid key type 'u16': use u32, i32, f32, u64, i64, f64 or bytes:N (N from 1 to 64)" ]]
+  [[ "${stderr_lines[0]}" == "clsort: invalid key type 'u16': use u32, i32, f32, u64, i64, f64, str or bytes:N (N from 1 to 64)" ]]
   usage_error -k U32
   usage_error --key-type=
 }

@@ -145,7 +145,8 @@ if len(open(T + '/o.npy', 'rb').read()) % 8 or np.lib.format.read_magic(open(T +
   check "the .npy header is cut short"
   printf 'PK\003\004 not an array' > "$T/bad.npy"
   check 'not a .npy file (no \x93NUMPY at its start)'
+  # Without -f npy, -F is a text field's number.
   run --separate-stderr "$CLSORT" -F a "$T/bad.npy"
   [ "$status" -eq 2 ]
-  [ "${stderr_lines[0]}" = "clsort: --field applies to the npy format only" ]
+  [ "${stderr_lines[0]}" = "clsort: invalid field number 'a' (1 to 65535)" ]
 }

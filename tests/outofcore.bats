@@ -1,10 +1,12 @@
 #!/usr/bin/env bats
 # The out-of-core paths on small data: -S 4K caps a run at 1024 records
 # (clsort never goes below that).  Where a copy of the input fits in
-# --memory, the input is cut into key ranges of a run each; where it does
-# not (a small --memory), runs spill to temporary files and are merged;
-# CLSORT_MERGE_RUNS merges runs in memory instead of cutting ranges.  Whatever the path, the output must be
-# identical to the in-core sort of the same input.  Then the temporary
+# --memory, records and lines are cut into key ranges of a run each, and
+# bare keys are sorted in runs that are merged on the device; where it does
+# not (a small --memory), runs spill to temporary files and are merged on
+# the host.  CLSORT_MERGE_RUNS=ranges|device|host chooses the in-memory
+# path.  Whatever the path, the output must be identical to the in-core
+# sort of the same input.  Then the temporary
 # files themselves: a missing or unwritable -T directory, a full one, few
 # file descriptors, and SIGINT in the middle of a spilling sort.
 load helpers
@@ -55,9 +57,10 @@ runs_merges() {
     -e 's/^clsort: [0-9]* records cut into [0-9]* key ranges in [0-9.]* s, sorted in \([0-9]*\) runs\{0,1\} of up to [0-9]*; \([0-9]*\) merge pass.*/\1 \2/p' "$T/err"
 }
 
-# expect_runs MIN_RUNS WHERE: -v reported at least MIN_RUNS runs, either
-# key ranges with no merge (WHERE "ranges") or runs merged after being
-# kept in WHERE ("memory" or "temporary files").
+# expect_runs MIN_RUNS WHERE: -v reported at least MIN_RUNS runs: with no
+# merge on the host (WHERE "ranges": key ranges, or runs merged on the
+# device), or runs merged on the host after being kept in WHERE ("memory"
+# or "temporary files").
 expect_runs() {
   local rm r m
   rm=$(runs_merges)
@@ -66,8 +69,9 @@ expect_runs() {
   [ "$r" -ge "$1" ] || fail "$r runs, expected at least $1"
   [ "$1" -gt 1 ] || return 0
   if [ "$2" = ranges ]; then
-    grep -q "records cut into [0-9]* key ranges" "$T/err" || fail "no key ranges: $(cat "$T/err")"
-    [ "$m" -eq 0 ] || fail "key ranges, but $m merge passes"
+    grep -q "records cut into [0-9]* key ranges\|then merged on the device" "$T/err" ||
+      fail "neither key ranges nor a merge on the device: $(cat "$T/err")"
+    [ "$m" -eq 0 ] || fail "no merge expected on the host, but $m merge passes"
   else
     [ "$m" -ge 1 ] || fail "$r runs but $m merge passes"
     grep -q "of up to [0-9]*, kept in $2;" "$T/err" || fail "runs not kept in $2: $(cat "$T/err")"
@@ -171,6 +175,40 @@ check_u32_sorted() {
   od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1n -k2,2n)
 }
 
+# --- runs merged on the device: cut by key into parts of a run each, each part
+# sorted again --------------------------------------------------------------------
+
+@test "runs merged on the device: keys, records and lines, all identical to the in-core sort" {
+  export CLSORT_MERGE_RUNS=device
+  for n in 1025 3073 10007; do
+    gen_u32 "$T/in" $n
+    same_as_incore "$n keys" -- -S 4K -- "$T/in"
+    grep -q "then merged on the device" "$T/err" || fail "not merged on the device: $(cat "$T/err")"
+    expect_runs $(((n + 1023) / 1024)) ranges
+    same_as_incore "$n keys, descending" -r -- -S 4K -- "$T/in"
+    check_u32_sorted "$T/in" -r
+  done
+  gen_kv "$T/in" 10007 3
+  same_as_incore "10007 kv lines" -f kv -- -S 4K -- "$T/in"
+  grep -q "then merged on the device" "$T/err" || fail "not merged on the device: $(cat "$T/err")"
+  gen_rec "$T/in" 10007 5
+  same_as_incore "10007 records of 50 keys" -R 8 --stable -r -- -S 4K -- "$T/in"
+  od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1nr -k2,2n)
+}
+
+@test "runs merged on the device: a part of equal keys larger than a run is merged on the host" {
+  export CLSORT_MERGE_RUNS=device
+  # 4 keys, each more than a run of 1024: every part is too large.
+  perl -e 'srand(9); print pack("V", int(rand(4))) for 1 .. 9001' > "$T/in"
+  same_as_incore "9001 keys of 4 values" -- -S 4K -vv -- "$T/in"
+  check_u32_sorted "$T/in"
+  grep -q "merge on the device: [0-9]* parts, [1-9][0-9]* of them too large" "$T/err" ||
+    fail "no part merged on the host: $(cat "$T/err")"
+  gen_rec "$T/in" 20011 6
+  same_as_incore "20011 records of 50 keys" -R 8 --stable -- -S 4K -- "$T/in"
+  od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1n -k2,2n)
+}
+
 @test "CLSORT_INDEX_BITS=10: indexed runs hold at most 1024 records, output unchanged" {
   export CLSORT_INDEX_BITS=10
   gen_kv "$T/in" 10007 5
@@ -227,12 +265,12 @@ check_u32_sorted() {
 }
 
 # --- the parallel merge: parts cut by key, merged by several threads ------------
-# CLSORT_PARALLEL_MERGE_MIN=0 takes it for any size, CLSORT_MERGE_RUNS
-# keeps the runs in memory to be merged; --parallel sets the number of
+# CLSORT_PARALLEL_MERGE_MIN=0 takes it for any size, CLSORT_MERGE_RUNS=host
+# keeps the runs in memory to be merged on the host; --parallel sets the number of
 # parts.  Equal keys must stay in one part, in input order.
 
 @test "parallel merge: u32, kv, stable records and f64 identical to the in-core sort" {
-  export CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=1
+  export CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 50021
   for p in 2 3 7; do
     same_as_incore "50021 keys" -- -S 4K --parallel=$p -- "$T/in"
@@ -252,7 +290,7 @@ check_u32_sorted() {
 }
 
 @test "parallel merge in several rounds (48 MiB, rounds of 16 MiB): identical to the in-core sort" {
-  export CLSORT_MERGE_RUNS=1
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" $((12 * 1024 * 1024))
   same_as_incore "12M keys" -- -S 4M --memory=128M --parallel=3 -- "$T/in"
   expect_runs 12 memory
@@ -260,7 +298,7 @@ check_u32_sorted() {
 }
 
 @test "parallel merge: all keys equal, and long kv lines across part cuts" {
-  export CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=1
+  export CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=host
   awk 'BEGIN { for (i = 0; i < 20000; i++) printf "5:v%d\n", i }' > "$T/in"
   same_as_incore "20000 equal keys" -f kv -- -S 4K --parallel=4 -- "$T/in"
   cmp "$T/in" "$T/got"

@@ -115,21 +115,24 @@ not_mapped() {
   [ -z "$(find "$T" -name '.clsort.*')" ]
 }
 
-@test "-S 4K: key ranges, and runs merged in one stream and in parallel parts, into the mapping" {
+@test "-S 4K: key ranges, runs merged on the device, in one stream and in parallel parts, into the mapping" {
   "$REFSORT" gen u32 100003 10 few > "$T/in"
-  same_as_stdout "100003 keys in key ranges" "$T/in" -S 4K
+  CLSORT_MERGE_RUNS=ranges same_as_stdout "100003 keys in key ranges" "$T/in" -S 4K
   mapped
   grep -q "cut into [0-9]* key ranges" "$T/err" || fail "no key ranges: $(cat "$T/err")"
-  CLSORT_MERGE_RUNS=1 same_as_stdout "100003 keys in runs" "$T/in" -S 4K
+  same_as_stdout "100003 keys in runs merged on the device" "$T/in" -S 4K
+  mapped
+  grep -q "then merged on the device" "$T/err" || fail "not merged on the device: $(cat "$T/err")"
+  CLSORT_MERGE_RUNS=host same_as_stdout "100003 keys in runs" "$T/in" -S 4K
   mapped
   grep -q "kept in memory" "$T/err" || fail "no runs in memory: $(cat "$T/err")"
-  CLSORT_MERGE_RUNS=1 CLSORT_PARALLEL_MERGE_MIN=1 same_as_stdout "100003 keys, parallel merge" \
+  CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 same_as_stdout "100003 keys, parallel merge" \
     "$T/in" -S 4K -r
   mapped
   "$REFSORT" gen-rec 30011 16 8 f64 11 special > "$T/in"
   same_as_stdout "30011 records in key ranges" "$T/in" -S 4K -R 16 --key-offset=8 -k f64 --stable
   mapped
-  CLSORT_MERGE_RUNS=1 same_as_stdout "30011 records in runs" "$T/in" -S 4K -R 16 --key-offset=8 \
+  CLSORT_MERGE_RUNS=host same_as_stdout "30011 records in runs" "$T/in" -S 4K -R 16 --key-offset=8 \
     -k f64 --stable
   mapped
 }

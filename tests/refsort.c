@@ -20,12 +20,13 @@
  *       N KEY:VALUE lines.  MAXKEY bounds the magnitude of the keys; a DIST
  *       word instead draws them as gen does.  Values are printable text of
  *       0..MAXVAL bytes (default 40) that may contain ':'.
- *   refsort sort [-k TYPE|bytes:N] [-r] [-R SIZE] [--key-offset OFF] [-f bin|kv]
+ *   refsort sort [-k TYPE|bytes:N] [-r] [-u] [-R SIZE] [--key-offset OFF] [-f bin|kv]
  *                [-t SEP] [--skip-bad] [-s]
  *       stdin to stdout, stable, in clsort's documented order: NaNs (any
  *       sign or payload) compare equal to each other and above everything
  *       else, -0.0 below +0.0.  -r reverses the order, equal keys still in
- *       input order.  bytes:N keys compare as memcmp does.  kv lines go out
+ *       input order.  bytes:N keys compare as memcmp does.  -u (bin only)
+ *       keeps the first record of each key.  kv lines go out
  *       byte for byte, each with a newline.
  *
  * Exit status: 0, or 2 on a usage error or a bad kv line.
@@ -694,7 +695,7 @@ static int parse_kv_text(enum ktype t, const char *buf, size_t len, struct key *
 static int cmd_sort(int argc, char **argv)
 {
 	enum ktype t = T_U32;
-	int desc = 0, kv = 0, skip_bad = 0, i;
+	int desc = 0, kv = 0, skip_bad = 0, unique = 0, i;
 	size_t rsize = 0, off = 0, len, n, j, *idx, bad = 0;
 	char sep = ':';
 	unsigned char *data;
@@ -705,6 +706,8 @@ static int cmd_sort(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "-r")) {
 			desc = 1;
+		} else if (!strcmp(a, "-u")) {
+			unique = 1;
 		} else if (!strcmp(a, "--skip-bad")) {
 			skip_bad = 1;
 		} else if (!strcmp(a, "-s") || !strcmp(a, "--stable")) {
@@ -753,7 +756,8 @@ static int cmd_sort(int argc, char **argv)
 			keys[j] = load_key(t, data + j * rsize + off);
 		idx = sorted_order(keys, n, desc);
 		for (j = 0; j < n; j++)
-			write_all(data + idx[j] * rsize, rsize);
+			if (!unique || j == 0 || cmp_key(&keys[idx[j]], &keys[idx[j - 1]]))
+				write_all(data + idx[j] * rsize, rsize);
 	} else {
 		/* Lines: start and length, the newline left out. */
 		size_t cap = 1024, pos = 0, *start = malloc(cap * sizeof *start),

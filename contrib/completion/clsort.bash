@@ -15,8 +15,9 @@ _clsort()
 {
 	local line=${COMP_LINE:0:COMP_POINT} cur prev opt val word
 	local -a tokens replies
-	local opts='-k --key-type= -f --format= -F --field= -R --record-size= --key-offset=
-		-t --field-separator= -r --descending --reverse -s --stable
+	local opts='-k --key-type= -f --format= -R --record-size= --key-offset=
+		-t --field-separator= -F --field= -z --zero-terminated --header --header=
+		-u --unique -m --merge -r --descending --reverse -s --stable
 		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
 		--host-threshold= --local-kernel= --parallel= --progress -v --verbose
@@ -41,9 +42,9 @@ _clsort()
 	# Options whose value is attached (-kf64, -cquiet) are left alone.
 
 	case $opt in
-	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 bytes:) ;;
+	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 str bytes:) ;;
 	-f | --format) replies=(bin kv npy) ;;
-	-t | --field-separator) replies=(':' ',' ';' '=' '\\t') ;;
+	-t | --field-separator) replies=(':' ',' ';' '=' '\\t' blank) ;;
 	--local-kernel) replies=(bitonic merge) ;;
 	--check)
 		# Only as --check=MODE: a separate word is a file.
@@ -56,6 +57,14 @@ _clsort()
 	-d | --device) mapfile -t replies < <(_clsort_devices "${COMP_WORDS[0]}") ;;
 	-S | --buffer-size) replies=(256M 1G 4G 25% 50% 75%) ;;
 	--memory) replies=(256M 1G 4G 16G) ;;
+	--header)
+		# Only as --header=N: a separate word is a file.
+		if [[ $cur == --header=* ]]; then
+			replies=(1 2)
+		else
+			opt=
+		fi
+		;;
 	-R | --record-size | --key-offset | --host-threshold | --parallel | -F | --field)
 		COMPREPLY=()
 		return

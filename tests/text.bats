@@ -1,0 +1,342 @@
+#!/usr/bin/env bats
+# Text lines as sort(1) has them: a key field (-F) split at a byte or at
+# blanks, numeric and string keys, -u, -z, -m and --header.  Every output
+# is compared byte for byte with GNU sort's in the C locale, stable and
+# given the matching options: in one run, in key ranges, in runs merged in
+# memory and in runs spilled to temporary files.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+}
+
+# gen_text N SEED SEP [MINLEN]: N lines of 5 fields joined by SEP: a
+# number below 2^32, a string, a number below 1000 (many repeats), and two
+# more strings.  Strings are 0 (or MINLEN) to 11 bytes of a few letters
+# and bytes 0x80-0xff, a third of them after a prefix longer than any
+# fixed width a sort word could hold.
+gen_text() {
+  awk -v n="$1" -v seed="$2" -v sep="$3" -v minlen="${4:-0}" 'BEGIN {
+    srand(seed)
+    for (i = 0; i < n; i++) {
+      line = ""
+      for (f = 1; f <= 5; f++) {
+        if (f == 1) v = sprintf("%.0f", int(rand() * 4294967296))
+        else if (f == 3) v = int(rand() * 1000)
+        else {
+          v = ""
+          if (rand() < 0.3) v = "a_shared_prefix_longer_than_any_sort_word_"
+          len = minlen + int(rand() * 12)
+          for (k = 0; k < len; k++)
+            v = v sprintf("%c", rand() < 0.1 ? 128 + int(rand() * 128) : 97 + int(rand() * 4))
+        }
+        line = line (f > 1 ? sep : "") v
+      }
+      print line
+    }
+  }'
+}
+
+# Ways to run clsort on a few thousand lines: one run, then runs of 1024
+# lines in key ranges, merged on the device, merged on the host, and
+# spilled to temporary files.
+MODES=("" "ranges -S 4K" "device -S 4K" "host -S 4K" "--memory=1M")
+
+# same_as_sort IN "CLSORT OPTIONS" SORT-OPTION...: in every mode,
+# clsort's output is GNU sort -s's, byte for byte.
+same_as_sort() {
+  local in=$1 opts=$2 mode env
+  shift 2
+  sort -s "$@" < "$in" > "$T/want"
+  for mode in "${MODES[@]}"; do
+    env=()
+    [[ $mode == [a-z]* ]] && { env=(CLSORT_MERGE_RUNS=${mode%% *}); mode=${mode#* }; }
+    env "${env[@]}" "$CLSORT" "${DEV[@]}" $mode $opts "$in" > "$T/got" ||
+      fail "clsort $mode $opts failed with status $?"
+    cmp "$T/want" "$T/got" || fail "clsort ${env[*]} $mode $opts differs from sort -s $*"
+  done
+}
+
+# --- key fields -----------------------------------------------------------
+
+@test "-F: numeric key fields of CSV lines, as sort -t, -kN,Nn" {
+  gen_text 5000 1 , > "$T/in"
+  same_as_sort "$T/in" "-t , -F 3" -t , -k3,3n
+  same_as_sort "$T/in" "-t , -F 3 -r" -t , -k3,3nr
+  same_as_sort "$T/in" "-t , -F 1 -k u64" -t , -k1,1n
+}
+
+@test "-F: a tab separator" {
+  gen_text 3000 2 $'\t' > "$T/in"
+  same_as_sort "$T/in" "-t \\t -F 3 -k i64" -t $'\t' -k3,3n
+}
+
+@test "-t blank: fields split at runs of blanks, leading blanks belong to the field" {
+  gen_text 3000 3 $'  \t' 1 | sed 's/^/ \t/' > "$T/in"
+  same_as_sort "$T/in" "-t blank -F 3" -k3,3n
+  same_as_sort "$T/in" "-t blank -F 1 -k u64 -r" -k1,1nr
+  printf 'a 10\nb\t 9\n' > "$T/two"
+  run "$CLSORT" -t blank -F 2 "$T/two"
+  assert_success
+  assert_output $'b\t 9\na 10'
+}
+
+@test "-F 1 without a separator in the line takes the whole line" {
+  printf '10\n9,x\n' > "$T/in"
+  run "$CLSORT" -t , "$T/in"
+  assert_success
+  assert_output $'9,x\n10'
+}
+
+@test "CRLF lines and a missing final newline" {
+  gen_text 3000 4 , | awk -F, '{ print $0 "," $3 }' | sed 's/$/\r/' > "$T/in"
+  printf '7,x,7,y,z,7' >> "$T/in"
+  same_as_sort "$T/in" "-t , -F 6" -t , -k6,6n
+  same_as_sort "$T/in" "-t , -F 3 -r" -t , -k3,3nr
+}
+
+@test "a line with fewer fields than -F is an error naming file and line" {
+  printf '1,a,3\n2,b\n' > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 3 "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/in:2: fewer than 3 fields" ]
+  [ -z "$output" ]
+  printf '1 a\n2 b  \n3\n' > "$T/blank"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t blank -F 3 "$T/blank"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/blank:1: fewer than 3 fields" ]
+}
+
+@test "--skip-bad drops lines with fewer fields and counts them" {
+  { gen_text 2000 5 ,; printf '1,2\n\n'; gen_text 2000 6 ,; } > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 3 --skip-bad -o "$T/got" "$T/in"
+  assert_success
+  [ "$stderr" = "clsort: skipped 2 lines with a bad key" ]
+  grep '^[^,]*,[^,]*,' "$T/in" | sort -s -t , -k3,3n | cmp - "$T/got"
+}
+
+@test "-F: bad field numbers are usage errors" {
+  for n in 0 -1 x 1x '' 65536; do
+    run --separate-stderr "$CLSORT" -t , -F "$n"
+    [ "$status" -eq 2 ] || fail "-F '$n' gave status $status"
+    [[ ${stderr_lines[0]} == "clsort: invalid field number '$n' (1 to 65535)" ]] ||
+      fail "-F '$n': $stderr"
+  done
+  run --separate-stderr "$CLSORT" -f bin -F 2
+  [ "$status" -eq 2 ]
+  [[ $stderr == *"apply to the kv format only"* ]]
+}
+
+# --- -u -------------------------------------------------------------------
+
+@test "-u keeps the first line of each key, as sort -s -u, in every mode and with -r" {
+  gen_text 5000 7 , > "$T/in"
+  same_as_sort "$T/in" "-u -t , -F 3" -u -t , -k3,3n
+  same_as_sort "$T/in" "-u -t , -F 3 -r" -u -t , -k3,3nr
+  same_as_sort "$T/in" "--unique -t , -F 1 -k u64" -u -t , -k1,1n
+}
+
+@test "-u: runs merged in parallel parts keep one line of each key" {
+  gen_text 20000 8 , > "$T/in"
+  sort -s -u -t , -k3,3n "$T/in" > "$T/want"
+  CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K -u -t , -F 3 \
+    "$T/in" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+
+@test "-u with binary keys and records" {
+  "$REFSORT" gen u32 20000 9 few > "$T/keys"
+  od -An -v -tu4 -w4 "$T/keys" | sort -n -u > "$T/want"
+  for mode in "" "-S 4K" "--memory=40K"; do
+    for how in device host; do
+      CLSORT_MERGE_RUNS=$how "$CLSORT" "${DEV[@]}" $mode -u "$T/keys" |
+        od -An -v -tu4 -w4 | cmp "$T/want" - ||
+        fail "bare keys, $mode, merged on the $how"
+    done
+  done
+  "$REFSORT" gen-rec 20000 8 0 u32 10 few > "$T/recs"
+  for r in "" r; do
+    od -An -v -tu4 -w8 "$T/recs" | sort -s -u -k1,1n$r > "$T/want"
+    for mode in "" "-S 4K" "--memory=80K"; do
+      "$CLSORT" "${DEV[@]}" $mode -u ${r:+-r} -R 8 "$T/recs" > "$T/got"
+      od -An -v -tu4 -w8 "$T/got" | cmp "$T/want" - || fail "records, $mode $r"
+    done
+  done
+}
+
+@test "-c -u: equal keys are disorder" {
+  printf '1,a\n2,b\n2,c\n' > "$T/in"
+  run --separate-stderr "$CLSORT" -c -t , "$T/in"
+  assert_success
+  run --separate-stderr "$CLSORT" -c -u -t , "$T/in"
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "clsort: $T/in:3: disorder: 2,c" ]
+}
+
+# --- -z -------------------------------------------------------------------
+
+@test "-z: lines end in NUL and may hold newlines, as sort -z" {
+  gen_text 5000 11 , | tr '\n' '\0' | sed -z 's/b/\n/' > "$T/in"
+  same_as_sort "$T/in" "-z -t , -F 3" -z -t , -k3,3n
+  same_as_sort "$T/in" "-z -u -r -t , -F 3" -z -u -t , -k3,3nr
+  printf '2\0001' > "$T/two"
+  "$CLSORT" -z "$T/two" | od -An -c | tr -s ' ' > "$T/got"
+  [ "$(cat "$T/got")" = " 1 \\0 2 \\0" ]
+}
+
+@test "-z: a bad line is named by its number of NUL-ended lines" {
+  printf '1,5\0002\n3,4\0002' > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -z -t , -F 2 "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/in:3: fewer than 2 fields" ]
+}
+
+# --- string keys ------------------------------------------------------------
+
+@test "-k str: keys compared byte by byte, as sort -t SEP -kN,N" {
+  gen_text 5000 12 $'\t' > "$T/in"
+  same_as_sort "$T/in" "-t \\t -F 2 -k str" -t $'\t' -k2,2
+  same_as_sort "$T/in" "-t \\t -F 4 -k str -r" -t $'\t' -k4,4r
+  same_as_sort "$T/in" "-t \\t -F 2 -k str -u" -t $'\t' -k2,2 -u
+  same_as_sort "$T/in" "-t \\t -F 5 -k str -u -r" -t $'\t' -k5,5 -u -r
+}
+
+@test "-k str: runs merged in parallel parts" {
+  gen_text 20000 13 , > "$T/in"
+  for r in "" r; do
+    sort -s -t , -k2,2$r "$T/in" > "$T/want"
+    CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 16K ${r:+-r} \
+      -t , -F 2 -k str "$T/in" > "$T/got"
+    cmp "$T/want" "$T/got" || fail "-r: '$r'"
+  done
+}
+
+@test "-k str: empty keys, long shared prefixes, high bytes, NULs and CRLF" {
+  local p=a_prefix_much_longer_than_the_bytes_of_a_sort_word
+  {
+    gen_text 3000 14 ,
+    printf ',\n,x\nx,\n%s,%s\n' "$p" "$p"
+    printf '1,%s\n2,%s\0\n3,%s\0\0\n4,%s\n5,\0\n6,\0\0\n7,\n' "$p" "$p" "$p" "${p}a"
+    printf '1,\xff\n2,\x80\n3,\x7f\n4,\xff\xff\n5,%s\xff\n6,%s\x01\r\n' "$p" "$p"
+  } > "$T/in"
+  same_as_sort "$T/in" "-t , -F 2 -k str" -t , -k2,2
+  same_as_sort "$T/in" "-t , -F 2 -k str -r -u" -t , -k2,2r -u
+  sed 's/$/\r/' "$T/in" > "$T/crlf"
+  same_as_sort "$T/crlf" "-t , -F 2 -k str" -t , -k2,2
+}
+
+@test "-k str -t blank: leading blanks are part of the key, as in sort -kN,N" {
+  gen_text 3000 15 ' ' 1 | sed 's/ /  /2; s/^/ /' > "$T/in"
+  same_as_sort "$T/in" "-t blank -F 2 -k str" -k2,2
+  same_as_sort "$T/in" "-t blank -F 3 -k str -u" -k3,3 -u
+}
+
+@test "-k str -c: finds disorder past the bytes a sort word holds" {
+  printf 'x,a_long_shared_prefix_1\nx,a_long_shared_prefix_2\n' > "$T/in"
+  "$CLSORT" -c -t , -F 2 -k str "$T/in"
+  printf 'x,a_long_shared_prefix_2\nx,a_long_shared_prefix_1\n' > "$T/in"
+  run --separate-stderr "$CLSORT" -c -t , -F 2 -k str "$T/in"
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "clsort: $T/in:2: disorder: x,a_long_shared_prefix_1" ]
+}
+
+@test "-k str is for text lines only" {
+  run --separate-stderr "$CLSORT" -f bin -k str
+  [ "$status" -eq 2 ]
+  [[ $stderr == *"-k str and --skip-bad apply to the kv format only"* ]]
+}
+
+# --- -m -------------------------------------------------------------------
+
+@test "-m merges sorted inputs as sort -m, numeric and string keys, with -u and -r" {
+  local i
+  for i in 1 2 3; do
+    gen_text 2000 2$i , > "$T/in$i"
+    sort -s -t , -k3,3n "$T/in$i" > "$T/n$i"
+    sort -s -t , -k2,2r "$T/in$i" > "$T/s$i"
+  done
+  sort -m -s -t , -k3,3n "$T/n1" "$T/n2" "$T/n3" > "$T/want"
+  "$CLSORT" -m -t , -F 3 "$T/n1" "$T/n2" "$T/n3" > "$T/got"
+  cmp "$T/want" "$T/got"
+  sort -m -s -u -t , -k3,3n "$T/n1" "$T/n2" "$T/n3" > "$T/want"
+  "$CLSORT" -m -u -t , -F 3 "$T/n1" - "$T/n3" < "$T/n2" > "$T/got"
+  cmp "$T/want" "$T/got"
+  sort -m -s -t , -k2,2r "$T/s1" "$T/s2" "$T/s3" > "$T/want"
+  "$CLSORT" --merge -r -t , -F 2 -k str "$T/s1" "$T/s2" "$T/s3" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "-m with binary records" {
+  "$REFSORT" gen-rec 3000 8 0 u32 31 few | "$REFSORT" sort -R 8 > "$T/a"
+  "$REFSORT" gen-rec 3000 8 0 u32 32 few | "$REFSORT" sort -R 8 > "$T/b"
+  cat "$T/a" "$T/b" | "$REFSORT" sort -R 8 > "$T/want"
+  "$CLSORT" -m -R 8 "$T/a" "$T/b" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "-m: an input out of order is an error naming it and the line" {
+  printf '1,a\n3,b\n' > "$T/a"
+  printf '2,c\n4,d\n3,e\n5,f\n' > "$T/b"
+  run --separate-stderr "$CLSORT" -m -t , "$T/a" "$T/b"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/b:3: disorder: 3,e" ]
+  run --separate-stderr "$CLSORT" -m -t , -o "$T/out" "$T/a" "$T/b"
+  [ "$status" -eq 2 ]
+  [ ! -e "$T/out" ]
+  printf '\x02\0\0\0\x01\0\0\0' > "$T/bin"
+  run --separate-stderr "$CLSORT" -m "$T/bin"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/bin: record 2: disorder" ]
+  run --separate-stderr "$CLSORT" -m -c "$T/bin"
+  [ "$status" -eq 2 ]
+  [[ $stderr == *"--check and --merge cannot be used together"* ]]
+}
+
+# --- --header ---------------------------------------------------------------
+
+@test "--header: the first input's first lines go out first; as many are dropped from the others" {
+  gen_text 3000 41 , > "$T/a"
+  gen_text 3000 42 , > "$T/b"
+  { printf 'id,name,score,x,y\n'; cat "$T/a"; } > "$T/ha"
+  { printf 'id,name,score,x,y\n'; cat "$T/b"; } > "$T/hb"
+  { printf 'id,name,score,x,y\n'; cat "$T/a" "$T/b" | sort -s -t , -k3,3n; } > "$T/want"
+  for mode in "" "-S 4K" "--memory=1M"; do
+    "$CLSORT" "${DEV[@]}" $mode --header -t , -F 3 "$T/ha" "$T/hb" > "$T/got"
+    cmp "$T/want" "$T/got" || fail "--header $mode"
+  done
+  { printf 'h1\nh2\n'; sort -s -t , -k2,2 -u "$T/a"; } > "$T/want"
+  { printf 'h1\nh2\n'; cat "$T/a"; } | "$CLSORT" --header=2 -u -t , -F 2 -k str > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "--header with -m, -z, -c and a header without its newline" {
+  printf 'k\n1\n3\n' > "$T/a"
+  printf 'k\n2\n' > "$T/b"
+  run "$CLSORT" -m --header -t , "$T/a" "$T/b"
+  assert_success
+  assert_output $'k\n1\n2\n3'
+  printf 'k\0002\0001\000' | "$CLSORT" -z --header -t , | od -An -c | tr -s ' ' > "$T/got"
+  [ "$(cat "$T/got")" = " k \\0 1 \\0 2 \\0" ]
+  printf 'name' > "$T/h"
+  run "$CLSORT" --header -t , "$T/h"
+  assert_success
+  assert_output 'name'
+  [ "$(wc -c < <("$CLSORT" --header -t , "$T/h"))" -eq 5 ]
+  printf 'k\n1\n2\n' | "$CLSORT" -c --header -t ,
+}
+
+@test "--header: bad lines are named by their line in the file" {
+  printf 'id,score\n1,5\n2,x\n' > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" --header -t , -F 2 "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/in:3: invalid u32 key 'x'" ]
+  printf 'id,score\n1,5\n2,3\n' > "$T/in"
+  run --separate-stderr "$CLSORT" -c --header -t , -F 2 "$T/in"
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "clsort: $T/in:3: disorder: 2,3" ]
+  run --separate-stderr "$CLSORT" --header=x -t , "$T/in"
+  [ "$status" -eq 2 ]
+  [[ ${stderr_lines[0]} == "clsort: invalid header line count 'x'" ]]
+}
