@@ -7,9 +7,10 @@
  *
  * Keys are byte strings of any length in memcmp order, a key that is a
  * prefix of a longer one first; shorter keys' words are padded with zero
- * bytes.  That serves fixed-size binary keys (-k bytes:N) and text string
- * keys alike: a module with keys of its own supplies how the key of a
- * record index is found. */
+ * bytes.  A module with keys of its own supplies how the key of a record
+ * index is found: fixed-size binary keys (-k bytes:N) do.  String keys
+ * (strkey.c) are ordered the same way, though their words carry 11 bytes,
+ * the length and a 32-bit index, and str_refine orders their ties. */
 #ifndef CLSORT_TIE_H
 #define CLSORT_TIE_H
 
