@@ -155,7 +155,7 @@ int cls_run(const struct cls_opts *o)
 	rc = out_open_final(&out, o->output, !o->no_sync);
 	if (rc)
 		goto out;
-	prog_phase(PROG_SORT);
+	prog_phase(o->merge ? PROG_MERGE : PROG_SORT);
 	if (o->format == CLS_FMT_NPY)
 		rc = npy_write_header(&out, &npy, in.count);
 	if (rc == 0 && head_len) {

@@ -59,6 +59,10 @@ on_tty() {
   "$REFSORT" gen-kv 100000 32 > "$T/kv"
   "$CLSORT" "${DEV[@]}" --progress -f kv -S 256K "$T/kv" 2> "$T/err" | cmp - <("$REFSORT" sort -f kv < "$T/kv")
   grep -q '^clsort: sort: ' "$T/err" || fail "$(cat "$T/err")"
+  # -m: a merge alone.
+  "$REFSORT" sort < "$T/in" > "$T/a"
+  "$CLSORT" --progress -m "$T/a" "$T/want" > /dev/null 2> "$T/err"
+  [ "$(cut -d: -f2 "$T/err" | tr -d ' ' | tr '\n' ,)" = merge, ] || fail "$(cat "$T/err")"
   # Nothing with --check, which has no phases.
   "$CLSORT" --progress -c "$T/want" 2> "$T/err"
   [ ! -s "$T/err" ]
