@@ -59,7 +59,7 @@ ref_cmp() {
   ref_cmp "$T/in" "2100007 tied keys" -R 10 -k bytes:10 -r -- "${DEV[@]}"
 }
 
-@test "bytes:N out of core: runs merged in memory, in parallel parts and from files" {
+@test "bytes:N out of core: runs merged on the device, on the host, in parallel parts and from files" {
   local n r
   mkdir "$T/tmp"
   for n in 6 10 40; do
@@ -68,8 +68,10 @@ ref_cmp() {
       ref_cmp "$T/in" "$n-byte keys, runs" -R $((n + 4)) --key-offset 2 -k bytes:$n $r \
         -- "${DEV[@]}" -S 4K
       grep -q "kept in memory\|key ranges" "$T/err" || fail "one run: $(cat "$T/err")"
-      CLSORT_PARALLEL_MERGE_MIN=1 ref_cmp "$T/in" "$n-byte keys, parallel merge" \
+      CLSORT_MERGE_RUNS=host ref_cmp "$T/in" "$n-byte keys, host merge" \
         -R $((n + 4)) --key-offset 2 -k bytes:$n $r -- "${DEV[@]}" -S 4K
+      CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 ref_cmp "$T/in" \
+        "$n-byte keys, parallel merge" -R $((n + 4)) --key-offset 2 -k bytes:$n $r -- "${DEV[@]}" -S 4K
       ref_cmp "$T/in" "$n-byte keys, spilled" -R $((n + 4)) --key-offset 2 -k bytes:$n $r \
         -- "${DEV[@]}" -S 4K --memory=64K -T "$T/tmp"
       grep -q "kept in temporary files" "$T/err" || fail "not spilled: $(cat "$T/err")"
@@ -179,7 +181,10 @@ valsorted() {
     "$GENSORT" $opt 200003 "$T/in" > /dev/null
     ref_cmp "$T/in" "gensort $opt records" -R 100 -k bytes:10 -- "${DEV[@]}"
     valsorted "$T/in" "$T/got"
-    CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 64K -R 100 -k bytes:10 -o "$T/out" "$T/in"
+    "$CLSORT" "${DEV[@]}" -S 64K -R 100 -k bytes:10 -o "$T/out" "$T/in"
+    valsorted "$T/in" "$T/out"
+    CLSORT_MERGE_RUNS=host CLSORT_PARALLEL_MERGE_MIN=1 "$CLSORT" "${DEV[@]}" -S 64K -R 100 \
+      -k bytes:10 -o "$T/out" "$T/in"
     valsorted "$T/in" "$T/out"
     "$CLSORT" -c -R 100 -k bytes:10 "$T/out"
   done
