@@ -18,7 +18,7 @@ enum cls_err {
 	CLS_E_PIPE = -3,	/* output pipe closed by the reader */
 };
 
-enum cls_format { CLS_FMT_BIN, CLS_FMT_KV };
+enum cls_format { CLS_FMT_BIN, CLS_FMT_KV, CLS_FMT_NPY };
 enum cls_check { CLS_CHECK_NONE, CLS_CHECK_REPORT, CLS_CHECK_QUIET };
 enum cls_local { CLS_LOCAL_AUTO, CLS_LOCAL_BITONIC, CLS_LOCAL_MERGE };
 
@@ -26,6 +26,8 @@ struct key_type;
 
 struct cls_opts {
 	const struct key_type *key;
+	bool key_explicit;	/* -k given (npy: else the dtype's) */
+	const char *field_name;	/* npy: the key field of structured records */
 	enum cls_format format;
 	size_t record_size;	/* bin: bytes per record; 0 = the key alone */
 	size_t key_offset;	/* bin: offset of the key inside a record */
@@ -42,6 +44,7 @@ struct cls_opts {
 	bool skip_bad;
 	enum cls_check check;
 	const char *output;	/* NULL: stdout */
+	bool no_sync;		/* -o: do not fsync the output */
 	const char *device;	/* device spec */
 	uint64_t buffer_bytes;	/* -S in bytes, 0 = default */
 	double buffer_percent;	/* -S N%, 0 = not given */
@@ -52,6 +55,7 @@ struct cls_opts {
 	enum cls_local local;
 	unsigned threads;	/* host threads, 0 = online CPUs */
 	int verbose;
+	bool progress;		/* --progress */
 	const char *const *files;
 	size_t nfiles;
 };

@@ -375,11 +375,35 @@ static int sort_range(struct share *s, const struct in_set *range, const char *d
 		rc = out_finish(&part);
 	else
 		out_abort(&part);
+	if (rc == 0 && !s->o->no_sync && fsync(s->out_fd)) {
+		msg_errno(errno, "cannot sync %s", s->o->output);
+		rc = CLS_E_FAIL;
+	}
 	*written = size;
 out:
 	out_abort(&file);
 	if (tmp >= 0)
 		close(tmp);
+	return rc;
+}
+
+/* Make the name of the file at path durable: sync its directory.  0, or
+ * -1 with errno set. */
+static int sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd, rc = -1;
+
+	if (!copy) {
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(copy);
+	if (fd >= 0) {
+		rc = fsync(fd);
+		close(fd);
+	}
 	return rc;
 }
 
@@ -524,6 +548,10 @@ static int sort_across(const struct cls_opts *o)
 			tmp_guard_output(NULL);
 			free(s.tmp_path);
 			s.tmp_path = NULL;
+			if (!o->no_sync && sync_dir(o->output)) {
+				msg_errno(errno, "cannot sync the directory of %s", o->output);
+				rc = CLS_E_FAIL;
+			}
 		}
 		s.out_fd = -1;
 		if (rc == 0)

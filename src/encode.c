@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "strkey.h"
+#include "tie.h"
 #include "util.h"
 
 /* Below this many bytes a job is not worth a thread. */
@@ -27,10 +28,16 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->str = o->str_key;
 	f->unique = o->unique;
 	f->threads = o->threads ? o->threads : cpu_count();
+	if (f->fmt == CLS_FMT_KV && f->kt->size) {
+		msg_err("%s keys are binary: they go with -f bin", f->kt->name);
+		return CLS_E_FAIL;
+	}
 	if (f->fmt == CLS_FMT_BIN) {
-		f->rec_size = o->record_size ? o->record_size : f->kt->width;
+		f->key_len = key_size(f->kt);
+		f->tail = f->key_len > TIE_PREFIX;
+		f->rec_size = o->record_size ? o->record_size : f->key_len;
 		f->key_off = o->key_offset;
-		if (f->key_off > f->rec_size || f->rec_size - f->key_off < f->kt->width) {
+		if (f->key_off > f->rec_size || f->rec_size - f->key_off < f->key_len) {
 			msg_err("a %s key at offset %zu does not fit in %zu-byte records",
 				f->kt->name, f->key_off, f->rec_size);
 			return CLS_E_FAIL;
@@ -280,6 +287,16 @@ struct batch_ctx {
 
 static void batch_key(const void *ctx, size_t i, const unsigned char **key, size_t *len);
 
+/* The key of bin record i of a run (a struct batch_ctx), for tie.c. */
+static size_t batch_bin_key(const void *ctx, size_t i, const unsigned char **key)
+{
+	const struct batch_ctx *c = ctx;
+	size_t len;
+	enc_record(c->f, c->b, i, key, &len);
+	*key += c->f->key_off;
+	return c->f->key_len;
+}
+
 size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
 		  size_t count)
 {
@@ -299,6 +316,16 @@ size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *w
 			batch_key(&ctx, (uint32_t)w[i].lo, &x, &xl);
 			batch_key(&ctx, (uint32_t)w[kept - 1].lo, &y, &yl);
 			if (str_cmp(x, xl, y, yl) == 0)
+				continue;
+		} else if (f->tail) {
+			/* Refined: equal keys are next to each other. */
+			const struct word128 *w = words;
+			const unsigned char *x, *y;
+			if (w[i].hi != w[kept - 1].hi)
+				goto keep;
+			batch_bin_key(&ctx, (size_t)w[i].lo, &x);
+			batch_bin_key(&ctx, (size_t)w[kept - 1].lo, &y);
+			if (tie_cmp(x, f->key_len, y, f->key_len, false) == 0)
 				continue;
 		} else if (word_key(f, words, i) == word_key(f, words, kept - 1)) {
 			continue;
@@ -419,6 +446,11 @@ static void batch_key(const void *ctx, size_t i, const unsigned char **key, size
 int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count)
 {
 	const struct batch_ctx ctx = { f, b };
+	if (f->tail) {
+		const struct tie_key k = { batch_bin_key, &ctx, f->mask != 0 };
+		tie_refine(words, count, &k);
+		return 0;
+	}
 	return str_refine(words, count, f->mask, batch_key, &ctx, f->threads);
 }
 
@@ -764,10 +796,14 @@ int enc_cursor_next(struct enc_cursor *c)
 
 int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b)
 {
+	const struct enc_format *f = a->f;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
-	if (!a->f->str)
-		return 0;
-	return a->f->mask ? str_cmp(b->kp, b->klen, a->kp, a->klen) :
-			    str_cmp(a->kp, a->klen, b->kp, b->klen);
+	if (f->str)
+		return f->mask ? str_cmp(b->kp, b->klen, a->kp, a->klen) :
+				 str_cmp(a->kp, a->klen, b->kp, b->klen);
+	if (f->tail)
+		return tie_cmp(a->rec + f->key_off, f->key_len, b->rec + f->key_off, f->key_len,
+			       f->mask != 0);
+	return 0;
 }

@@ -23,6 +23,8 @@ struct enc_format {
 	const struct key_type *kt;
 	size_t rec_size;	/* bin: bytes per record */
 	size_t key_off;		/* bin: key offset in a record */
+	size_t key_len;		/* bin: bytes of the key in a record */
+	bool tail;		/* keys longer than their word: ties ordered by tie.c */
 	bool indexed;		/* words carry the record index */
 	enum word_kind kind;
 	uint64_t mask;		/* xored into keys: all ones when descending */
@@ -113,8 +115,9 @@ int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, ui
 size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
 		  size_t count);
 
-/* String keys: order the count sorted words of the run b whose keys tie
- * on the word by their whole keys (str_refine).  0 or CLS_E_FAIL. */
+/* String keys, and binary keys longer than their words (bytes:N): order
+ * the count sorted words of the run b whose keys tie on the word by their
+ * whole keys (str_refine, tie_refine).  0 or CLS_E_FAIL. */
 int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count);
 
 /* Walks the records of a byte range in output form: bin records, or kv

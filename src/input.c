@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clsort.h"
+#include "progress.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -78,6 +79,7 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		prog_add(PROG_READ, (uint64_t)r);
 	}
 	if (tfd >= 0) {
 		struct stat st;

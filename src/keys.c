@@ -1,5 +1,6 @@
 #include "config.h"
 #include "keys.h"
+#include "bytekey.h"
 
 #include <errno.h>
 #include <math.h>
@@ -256,18 +257,20 @@ DEFINE_DECODE(u64, uint64_t)
 DEFINE_DECODE(i64, uint64_t)
 
 const struct key_type key_types[] = {
-	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32 },
-	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32 },
-	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL },
-	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64 },
-	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64 },
-	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL },
-	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL },
+	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32, 0 },
+	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32, 0 },
+	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL, 0 },
+	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64, 0 },
+	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64, 0 },
+	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL, 0 },
+	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL, 0 },
 };
 
 const struct key_type *key_type_find(const char *name)
 {
 	const struct key_type *kt;
+	if (!strncmp(name, "bytes:", 6))
+		return bytes_key_type(name + 6);
 	for (kt = key_types; kt->name; kt++)
 		if (!strcmp(kt->name, name))
 			return kt;
@@ -293,5 +296,15 @@ uint64_t key_mask(const struct key_type *kt)
 
 uint64_t key_load(const struct key_type *kt, const unsigned char *p)
 {
+	if (kt->size && kt->size < kt->width) {
+		uint64_t v = 0;
+		memcpy(&v, p, kt->size);
+		return v;
+	}
 	return kt->width == 4 ? load32(p) : load64(p);
+}
+
+size_t key_size(const struct key_type *kt)
+{
+	return kt->size ? kt->size : kt->width;
 }

@@ -40,6 +40,10 @@ struct key_type {
 		       void *dst, bool indexed, uint32_t first_index);
 	/* Inverse of a bare encode (invertible types only). */
 	void (*decode)(const void *words, size_t n, uint64_t mask, unsigned char *dst);
+	/* Bytes of the key in a record where that is not width: byte-string
+	 * keys (bytekey.h), whose word holds their first width bytes.  No
+	 * parse: they are binary only. */
+	unsigned size;
 };
 
 extern const struct key_type key_types[];
@@ -54,7 +58,11 @@ size_t word_size(enum word_kind kind);
 /* All ones in the key's width: the xor mask of a descending sort. */
 uint64_t key_mask(const struct key_type *kt);
 
-/* Read a little-endian key of the type's width at p. */
+/* Read a little-endian key of the type's width at p (of a byte-string
+ * key, its first bytes, at most its size). */
 uint64_t key_load(const struct key_type *kt, const unsigned char *p);
+
+/* Bytes of the key in a record. */
+size_t key_size(const struct key_type *kt);
 
 #endif

@@ -29,15 +29,16 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, unique, merge, zero, skip_bad, verbose;
+static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
-	  "key type: u32 (default), i32, f32, u64, i64, f64, or str for text keys compared "
-	  "byte by byte, e.g. -t, -F 2 -k str", "TYPE" },
+	  "key type: u32 (default), i32, f32, u64, i64, f64; str for text keys compared "
+	  "byte by byte, e.g. -t, -F 2 -k str; bytes:N for binary keys of N bytes (1 to 64) in "
+	  "memcmp order, e.g. -R 100 -k bytes:10", "TYPE" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
-	  "input format: bin (default: little-endian keys or records) or kv (text lines, the key in a field)",
-	  "FORMAT" },
+	  "input format: bin (default: little-endian keys or records), kv (text lines, the key in a "
+	  "field) or npy (NumPy .npy arrays)", "FORMAT" },
 	{ "record-size", 'R', POPT_ARG_LONG, &record_arg, 0,
 	  "bin: fixed-size records of BYTES, the key inside them", "BYTES" },
 	{ "key-offset", '\0', POPT_ARG_LONG, &offset_arg, 0,
@@ -46,8 +47,8 @@ static const struct poptOption options[] = {
 	  "text: the byte between fields (default ':'), \\t for a tab, or 'blank' for runs of "
 	  "blanks as sort(1) splits without -t", "SEP" },
 	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
-	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column",
-	  "N" },
+	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column; "
+	  "npy: the key field of structured records by its name, e.g. -f npy -F score", "N|NAME" },
 	{ "merge", 'm', POPT_ARG_NONE, &merge, 0,
 	  "merge inputs that are already sorted, e.g. clsort -m -t, -F 2 -k str a.csv b.csv "
 	  "(an input out of order is an error)", NULL },
@@ -58,7 +59,7 @@ static const struct poptOption options[] = {
 	  "text: lines end in NUL, not newline, e.g. find . -print0 | clsort -z -t / -F 2 -k str",
 	  NULL },
 	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
-	{ "reverse", '\0', POPT_ARG_NONE | POPT_ARGFLAG_DOC_HIDDEN, &descending, 0,
+	{ "reverse", '\0', POPT_ARG_NONE, &descending, 0,
 	  "same as --descending", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
@@ -77,6 +78,8 @@ static const struct poptOption options[] = {
 	  "them, e.g. --skip-bad -t, -F 3", NULL },
 	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
+	{ "no-sync", '\0', POPT_ARG_NONE, &no_sync, 0,
+	  "-o: do not wait for the output to reach the disk before giving it its name", NULL },
 	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
 	  "sort on: host (the host engine), auto (the quicker of the host and the auto OpenCL "
 	  "device, as measured), gpu, cpu, P:D or part of a device name; all (every GPU, else every "
@@ -101,9 +104,13 @@ static const struct poptOption options[] = {
 	  "host threads for parsing, encoding, merging and host sorts (default: online CPUs)", "N" },
 	{ "verbose", 'v', POPT_ARG_NONE, NULL, 'v',
 	  "report the device and the time of each phase on stderr (twice: more)", NULL },
+	{ "progress", '\0', POPT_ARG_NONE, &progress, 0,
+	  "report the phase, bytes done, rate and time left on stderr (in place on a terminal)",
+	  NULL },
 	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
-	{ NULL, 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help", NULL },
-	POPT_AUTOHELP
+	{ "help", 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help and exit", NULL },
+	/* No POPT_AUTOHELP: its -?, --help and --usage would stand beside
+	 * -h, --help as a second help. */
 	POPT_TABLEEND
 };
 
@@ -150,8 +157,7 @@ static int size_option(const char *name, const char *arg, uint64_t *bytes, doubl
 }
 
 /* At exit, close stdout and turn a late write error (ENOSPC, EIO) into
- * status 2; registered with atexit, so it also covers the option library's
- * own --help, which exits by itself. */
+ * status 2. */
 static void close_stdout(void)
 {
 	if (fclose(stdout) != 0 && errno != EBADF) {
@@ -186,7 +192,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			poptFreeContext(ctx);
 			return CLS_EXIT_OK;
 		case OPT_HELP:
+			printf("clsort sorts binary keys, binary records and text lines on an OpenCL "
+			       "device (a GPU, or the CPU).\n");
 			poptPrintHelp(ctx, stdout, 0);
+			printf("\nThe manual: man clsort (in the source tree: man -l man/clsort.1).\n");
 			poptFreeContext(ctx);
 			return CLS_EXIT_OK;
 		case OPT_LIST:
@@ -278,7 +287,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	if (key_arg && !strcmp(key_arg, "str")) {
 		o.str_key = true;
 	} else if (key_arg && !(o.key = key_type_find(key_arg))) {
-		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64, f64 or str", key_arg);
+		status = usage_error("invalid key type '%s': use u32, i32, f32, u64, i64, f64, str or "
+				     "bytes:N (N from 1 to 64)", key_arg);
 		goto fail;
 	}
 	if (format_arg) {
@@ -286,15 +296,19 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			o.format = CLS_FMT_BIN;
 		else if (!strcmp(format_arg, "kv"))
 			o.format = CLS_FMT_KV;
+		else if (!strcmp(format_arg, "npy"))
+			o.format = CLS_FMT_NPY;
 		else {
-			status = usage_error("invalid format '%s': use bin or kv", format_arg);
+			status = usage_error("invalid format '%s': use bin, kv or npy", format_arg);
 			goto fail;
 		}
 	}
 	/* The text options need no -f kv. */
 	if (!format_arg && (sep_arg || field_arg || zero || o.str_key || o.header))
 		o.format = CLS_FMT_KV;
-	if (field_arg) {
+	if (field_arg && o.format == CLS_FMT_NPY) {
+		o.field_name = field_arg;
+	} else if (field_arg) {
 		char *end;
 		unsigned long n;
 		errno = 0;
@@ -325,7 +339,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("invalid key offset '%s'", long_text(offset_arg));
 		goto fail;
 	}
-	if (o.format == CLS_FMT_KV && (record_arg != LONG_MIN || offset_arg != LONG_MIN)) {
+	if (o.format != CLS_FMT_BIN && (record_arg != LONG_MIN || offset_arg != LONG_MIN)) {
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
@@ -335,8 +349,17 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 				     "-k str and --skip-bad apply to the kv format only");
 		goto fail;
 	}
+	if (o.format == CLS_FMT_NPY && (sep_arg || zero || o.str_key || o.header || skip_bad)) {
+		status = usage_error("%s", "--field-separator, --zero-terminated, --header, -k str and "
+				     "--skip-bad apply to the kv format only");
+		goto fail;
+	}
 	if (offset_arg > 0 && record_arg == LONG_MIN) {
 		status = usage_error("%s", "--key-offset needs --record-size");
+		goto fail;
+	}
+	if (no_sync && !output_arg) {
+		status = usage_error("%s", "--no-sync applies to --output only");
 		goto fail;
 	}
 	if (o.check != CLS_CHECK_NONE && merge) {
@@ -357,6 +380,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;
 	o.output = output_arg;
+	o.no_sync = no_sync;
+	o.key_explicit = key_arg != NULL;
+	o.progress = progress;
 	o.tmpdir = tmpdir_arg;
 
 	env = getenv("CLSORT_HOST_THRESHOLD");

@@ -421,7 +421,7 @@ static void part_job(void *arg)
 		j->rc = out_open_mem(&j->w, j->expect);
 	j->w.len = 0;
 	if (j->rc == 0)
-		j->rc = j->f->fmt == CLS_FMT_BIN ? bin_merge(j->f, j->pieces, j->k, &j->w) :
+		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ? bin_merge(j->f, j->pieces, j->k, &j->w) :
 			heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
 }
 
@@ -543,7 +543,7 @@ int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, b
 int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w)
 {
-	return f->fmt == CLS_FMT_BIN ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, NULL, w);
+	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, NULL, w);
 }
 
 int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out)

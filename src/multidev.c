@@ -50,7 +50,7 @@ bool md_exact(const struct enc_format *f)
 
 bool md_whole_keys(const struct enc_format *f)
 {
-	return f->unique || f->str;
+	return f->unique || f->str || f->tail;
 }
 
 int md_append(struct out_writer *w, int fd)

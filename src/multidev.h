@@ -45,8 +45,9 @@ int md_sort_on(const struct cls_opts *o, const struct enc_format *f, const char 
  * every kv line of a range already ends in its line end). */
 bool md_exact(const struct enc_format *f);
 
-/* Whether the ranges' splitters keep each key whole in one range: for -u
- * and string keys, whose equal sort words must meet. */
+/* Whether the ranges' splitters keep each key whole in one range: for -u,
+ * string keys and keys longer than their words, whose equal sort words
+ * must meet. */
 bool md_whole_keys(const struct enc_format *f);
 
 /* Append the whole of file fd (a range sorted into a temporary file) to

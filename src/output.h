@@ -9,12 +9,17 @@
 #include <stddef.h>
 
 #include "encode.h"
+#include "tie.h"
 
 struct out_writer {
 	int fd;			/* -1 for a memory writer */
 	const char *name;	/* for messages */
-	char *tmp_path;		/* -o: written here, renamed at the end */
+	char *tmp_path;		/* -o: written here, renamed at the end... */
+	bool unnamed;		/* ...or an unnamed file, linked at the end */
 	const char *final_path;
+	char *dir;		/* -o: the directory of final_path */
+	bool sync;		/* -o: fsync file and directory at the end */
+	bool progress;		/* the final output: its bytes count for --progress */
 	unsigned char *buf;
 	size_t cap, len;
 	bool mem;		/* grows in memory, never flushed */
@@ -25,14 +30,17 @@ struct out_writer {
 	size_t map_len;
 	size_t presized;	/* bytes the file was given before any data */
 	unsigned threads;	/* for copies into the mapping */
+	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
 	bool part;		/* a part of another writer's file, written at... */
 	uint64_t at;		/* ...this offset */
 };
 
 /* The final output: stdout when path is NULL, else path, written through a
- * temporary file in its directory when it is (or will be) a regular file.
- * 0 or CLS_E_FAIL after a message. */
-int out_open_final(struct out_writer *w, const char *path);
+ * temporary file in its directory when it is (or will be) a regular file:
+ * an unnamed one (O_TMPFILE) where the file system has them, else a named
+ * .clsort.XXXXXX.  With sync, out_finish makes the file and its name
+ * durable.  0 or CLS_E_FAIL after a message. */
+int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;
  * name for messages. */
 int out_open_fd(struct out_writer *w, int fd, const char *name);
@@ -69,14 +77,20 @@ int out_write(struct out_writer *w, const void *p, size_t len);
  * mapping, counted as written; NULL when the writer has no mapping or they
  * do not fit in it. */
 void *out_claim(struct out_writer *w, size_t len);
-/* Flush and, for -o, move the file into place.  Same returns. */
+/* Flush and, for -o, move the file into place (synced first when asked).
+ * Same returns. */
 int out_finish(struct out_writer *w);
 /* Drop everything: close, and remove a temporary -o file. */
 void out_abort(struct out_writer *w);
 
 /* Write the records that count sorted words of the run stand for, in
- * word order. */
+ * word order: the next words of the run, in calls that follow it through.
+ * Where keys are longer than their word (f->tail), words that tie are put
+ * in order first, and the last may be held back until out_emit_end. */
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
 	     const void *words, size_t count);
+/* The run's words are all emitted: write what is held back.  Same
+ * returns. */
+int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
 
 #endif

@@ -12,7 +12,9 @@
 #include "input.h"
 #include "merge.h"
 #include "multidev.h"
+#include "npy.h"
 #include "output.h"
+#include "progress.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -61,6 +63,31 @@ static void report_peak(const struct in_set *in, const struct cls_opts *o)
 			 (unsigned long long)(in->bytes >> 20));
 }
 
+/* npy: the inputs' headers read and cut off, their records made bin
+ * records with the key field's type (unless -k names one).  0 or
+ * CLS_E_FAIL after a message. */
+static int npy_setup(struct in_set *in, const struct cls_opts *o, struct npy_info *npy,
+		     struct enc_format *f)
+{
+	struct cls_opts bin = *o;
+
+	if (npy_open(in, o->field_name, npy))
+		return CLS_E_FAIL;
+	bin.format = CLS_FMT_BIN;
+	bin.record_size = npy->itemsize;
+	bin.key_offset = npy->key_off;
+	if (!o->key_explicit)
+		bin.key = npy->kt;
+	else if (key_size(o->key) != key_size(npy->kt)) {
+		msg_err("%s: -k %s is %zu bytes wide, the key field %zu", in->files[0].name, o->key->name,
+			key_size(o->key), key_size(npy->kt));
+		return CLS_E_FAIL;
+	}
+	msg_info(1, "npy: %zu-byte records, a %s key at offset %zu", npy->itemsize, bin.key->name,
+		 npy->key_off);
+	return enc_setup(f, &bin);
+}
+
 /* --header: cut the first n lines off every input; those of the first
  * are the output's first lines, head[0..*len). */
 static void cut_header(const struct enc_format *f, struct in_set *in, uint64_t n,
@@ -98,20 +125,29 @@ int cls_run(const struct cls_opts *o)
 	struct in_set in;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0 };
+	struct npy_info npy;
 	double t0 = now_sec(), t1;
 	int rc;
 
 	util_verbose = o->verbose;
-	if (enc_setup(&f, o))
+	memset(&npy, 0, sizeof npy);
+	if (o->format != CLS_FMT_NPY && enc_setup(&f, o))
 		return CLS_E_FAIL;
 	tmp_install_signals();
-	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
+	prog_start(o->progress && o->check == CLS_CHECK_NONE);
+	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir)) {
+		prog_end();
 		return CLS_E_FAIL;
+	}
+	rc = o->format == CLS_FMT_NPY ? npy_setup(&in, o, &npy, &f) : 0;
+	if (rc)
+		goto out;
 	rc = enc_validate(&f, &in);
 	if (rc)
 		goto out;
 	if (o->header)
 		cut_header(&f, &in, o->header, &head, &head_len);
+	prog_total(in.bytes);
 	t1 = now_sec();
 	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)in.bytes,
 		 in.count, in.count == 1 ? "" : "s", t1 - t0);
@@ -123,22 +159,26 @@ int cls_run(const struct cls_opts *o)
 	 * output behind. */
 	if (!o->merge && (rc = md_devices(&devs, o)))
 		goto out;
-	rc = out_open_final(&out, o->output);
+	rc = out_open_final(&out, o->output, !o->no_sync);
 	if (rc)
 		goto out;
-	if (head_len) {
+	prog_phase(o->merge ? PROG_MERGE : PROG_SORT);
+	if (o->format == CLS_FMT_NPY)
+		rc = npy_write_header(&out, &npy, in.count);
+	if (rc == 0 && head_len) {
 		rc = out_write(&out, head, head_len);
 		/* A header without its line end gets one, as every line does. */
 		if (rc == 0 && head[head_len - 1] != (unsigned char)f.eol)
 			rc = out_write(&out, &f.eol, 1);
-		if (rc) {
-			out_abort(&out);
-			goto out;
-		}
+	}
+	if (rc) {
+		out_abort(&out);
+		goto out;
 	}
 	rc = o->merge ? mrg_inputs(&f, &in, &out) : md_sort(&devs, o, &f, &in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
+		prog_end();
 		msg_info(1, "total %.3f s", now_sec() - t0);
 		report_peak(&in, o);
 	} else {
@@ -146,6 +186,8 @@ int cls_run(const struct cls_opts *o)
 	}
 out:
 	md_devices_free(&devs);
+	prog_end();
+	npy_free(&npy);
 	in_close(&in);
 	return rc;
 }

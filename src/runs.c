@@ -9,6 +9,7 @@
 #include "device.h"
 #include "engine.h"
 #include "partition.h"
+#include "progress.h"
 #include "sortrun.h"
 #include "spill.h"
 #include "threshold.h"
@@ -301,6 +302,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		return 0;
 	if (warm)
 		srt_warm_out_done(warm);
+	prog_phase(PROG_MERGE);
 	if (s->spill.files || !merge_on_device(s->eng, s->spill.n, records, s->cap))
 		return spl_merge(&s->spill, out);
 	t0 = now_sec();
@@ -416,9 +418,10 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	/* More than a run, and room for a copy of the input: key ranges that
 	 * each fit a run, and no merge.  Not for -u, whose equal keys must
 	 * meet, where ranges may split them, nor for string keys, whose
-	 * ranges would be cut by a prefix alone. */
+	 * ranges would be cut by a prefix alone, nor for keys longer than
+	 * their words (bytes:N), whose ties they would split. */
 	rc = PART_BAD_LINE;
-	if (!s.spill.files && !f->unique && !f->str && total > s.cap &&
+	if (!s.spill.files && !f->unique && !f->str && !f->tail && total > s.cap &&
 	    part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f, s.eng)) {
 		srt_warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "progress.h"
 #include "util.h"
 
 static void *warm_in(void *arg)
@@ -71,6 +72,21 @@ struct run_io {
 	struct srt_times *t;
 };
 
+/* Input bytes of records [first, first+count) of run b, for --progress
+ * (lines: in proportion, so that the shares of a run add up to its
+ * bytes). */
+static uint64_t run_bytes(const struct enc_format *f, const struct enc_batch *b, size_t first,
+			  size_t count)
+{
+	uint64_t bytes = 0;
+	size_t i;
+	if (f->fmt == CLS_FMT_BIN)
+		return (uint64_t)count * f->rec_size;
+	for (i = 0; i < b->nslices; i++)
+		bytes += b->slices[i].len;
+	return b->n ? bytes * (first + count) / b->n - bytes * first / b->n : 0;
+}
+
 static int produce(void *arg, void *dst, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
@@ -85,6 +101,7 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
 	if (rc == 0 && io->warm && !io->f->indexed && first + count == io->b->n)
 		warm_drop_input(io->warm, io->b);
+	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
 	io->t->produce += now_sec() - t0;
 	return rc;
 }
@@ -131,7 +148,7 @@ int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 		t0 = now_sec();
 	}
 	rc = eng_sort(e, b->n, produce, whole ? collect : consume, &io);
-	if (rc == 0 && f->str)
+	if (rc == 0 && (f->str || (f->tail && whole)))
 		rc = enc_refine(f, b, b->words, b->n);
 	if (rc == 0 && whole) {
 		const size_t n = f->unique ? enc_unique(f, b, b->words, b->n) : b->n;
@@ -139,6 +156,8 @@ int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 			srt_warm_out_done(warm);
 		rc = out_emit(w, f, b, b->words, n);
 	}
+	if (rc == 0)
+		rc = out_emit_end(w, f, b);
 	t->sort += now_sec() - t0;
 	return rc;
 }

@@ -62,6 +62,12 @@ int tmp_create(const char *dir)
 		msg_errno(ENOMEM, "cannot create a temporary file in %s", dir);
 		return -1;
 	}
+	/* Unnamed where the file system allows: not even SIGKILL leaves it. */
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		free(path);
+		return fd;
+	}
 	/* A signal while the file still has a name: this thread does not take
 	 * it, and whichever thread does removes the file before dying. */
 	sigfillset(&all);

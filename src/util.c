@@ -16,10 +16,23 @@
 
 int util_verbose;
 char util_who[32];
+void (*msg_erase)(void);
+static pthread_mutex_t msg_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void msg_lock(void)
+{
+	pthread_mutex_lock(&msg_mutex);
+}
+
+void msg_unlock(void)
+{
+	pthread_mutex_unlock(&msg_mutex);
+}
 
 static void vmsg(int errnum, const char *fmt, va_list ap)
 {
 	char buf[1024];
+	ssize_t written;
 	int len = snprintf(buf, sizeof buf, "clsort: %s", util_who);
 	len += vsnprintf(buf + len, sizeof buf - (size_t)len, fmt, ap);
 	if (len >= (int)sizeof buf)
@@ -30,8 +43,12 @@ static void vmsg(int errnum, const char *fmt, va_list ap)
 		len = sizeof buf - 2;
 	buf[len++] = '\n';
 	/* One write, so that lines from threads never interleave. */
-	if (write(STDERR_FILENO, buf, (size_t)len) < 0)
-		return;
+	msg_lock();
+	if (msg_erase)
+		msg_erase();
+	written = write(STDERR_FILENO, buf, (size_t)len);
+	msg_unlock();
+	(void)written;	/* nowhere to report it */
 }
 
 void msg_err(const char *fmt, ...)

@@ -18,6 +18,12 @@ void msg_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void msg_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Printed only at verbosity >= level. */
 void msg_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Other writers to stderr (a line redrawn in place) hold this lock while
+ * they write; when msg_erase is set, every message calls it first, under
+ * the lock, to take such a line away. */
+void msg_lock(void);
+void msg_unlock(void);
+extern void (*msg_erase)(void);
 
 double now_sec(void);
 

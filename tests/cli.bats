@@ -37,13 +37,43 @@ setup() {
   run --separate-stderr "$CLSORT" --help
   assert_success
   [ -z "$stderr" ]
-  [[ "${lines[0]}" == "Usage: clsort [OPTION]... [FILE]..." ]]
+  [[ "${lines[0]}" == "clsort sorts binary keys, binary records and text lines on an OpenCL device"* ]]
+  [[ "${lines[1]}" == "Usage: clsort [OPTION]... [FILE]..." ]]
+  [[ "${lines[-1]}" == "The manual: man clsort"* ]]
   for opt in --key-type --format --record-size --key-offset --field-separator \
     --descending --stable --check --skip-bad --output --device --list-devices \
     --buffer-size --memory --temporary-directory --local-kernel --parallel \
     --verbose --version; do
     [[ "$output" == *"$opt"* ]] || fail "--help does not mention $opt"
   done
+}
+
+@test "--help has one entry for help: no -? and no --usage" {
+  run --separate-stderr "$CLSORT" --help
+  [ "$(grep -c -- '--help' <<<"$output")" -eq 1 ]
+  [[ "$output" != *"--usage"* && "$output" != *"-?"* ]]
+  for opt in '-?' --usage; do
+    run --separate-stderr "$CLSORT" "$opt"
+    [ "$status" -eq 2 ]
+    [ "${stderr_lines[0]}" = "clsort: $opt: unknown option" ]
+  done
+}
+
+# long_options: the long options named in standard input, one a line.
+long_options() {
+  sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z-]*' | sort -u
+}
+
+@test "every long option of --help is in the manual and the completion, and back" {
+  local top=${TESTS_DIR:-$BATS_TEST_DIRNAME}/..
+  local man=$top/man/clsort.1 comp=$top/contrib/completion/clsort.bash
+  "$CLSORT" --help | long_options > "$BATS_TEST_TMPDIR/help"
+  long_options < "$man" > "$BATS_TEST_TMPDIR/man"
+  sed -n "/local opts='/,/'\$/p" "$comp" | long_options > "$BATS_TEST_TMPDIR/comp"
+  [ "$(wc -l < "$BATS_TEST_TMPDIR/help")" -ge 20 ] || fail "too few options in --help"
+  diff "$BATS_TEST_TMPDIR/help" "$BATS_TEST_TMPDIR/man" || fail "--help and the manual differ (<: --help only)"
+  diff "$BATS_TEST_TMPDIR/help" "$BATS_TEST_TMPDIR/comp" ||
+    fail "--help and the completion differ (<: --help only)"
 }
 
 @test "-h prints the same help as --help" {
@@ -58,7 +88,7 @@ setup() {
 @test "--help ignores the other options and reads no input" {
   run --separate-stderr "$CLSORT" -k f64 --help /nonexistent/file
   assert_success
-  [[ "${lines[0]}" == Usage:* ]]
+  [[ "${lines[1]}" == Usage:* ]]
 }
 
 @test "--version and -V print the name and version" {
@@ -103,7 +133,7 @@ setup() {
 
 @test "-k: an unknown key type is a usage error that lists the types" {
   usage_error -k u16
-  [[ "${stderr_lines[0]}" == "clsort: invalid key type 'u16': use u32, i32, f32, u64, i64, f64 or str" ]]
+  [[ "${stderr_lines[0]}" == "clsort: invalid key type 'u16': use u32, i32, f32, u64, i64, f64, str or bytes:N (N from 1 to 64)" ]]
   usage_error -k U32
   usage_error --key-type=
 }

@@ -1,7 +1,7 @@
 /* LD_PRELOAD shim that makes chosen reads or writes fail, for the error
  * handling tests.
  *
- *   FAULTINJECT_OP=write|read|fallocate|mmap|close
+ *   FAULTINJECT_OP=write|read|fallocate|mmap|close|fsync|tmpfile|none
  *                                 which calls fail (default write):
  *       write, read:  data calls, once the allowance is spent; with write,
  *                     a fallocate asking for more than is left of the
@@ -12,6 +12,10 @@
  *       mmap:         every mapping of a targeted descriptor
  *       close:        every close of a targeted descriptor, which is closed
  *                     all the same, as a late write error reported by close
+ *       fsync:        every fsync of a targeted descriptor
+ *       tmpfile:      every open with O_TMPFILE, with target tmp, as on a
+ *                     file system without unnamed files
+ *       none:         nothing (for FAULTINJECT_STOP alone)
  *   FAULTINJECT_ERRNO=ENOSPC|EIO|EPIPE|EAGAIN|EINTR|ENOMEM|EFBIG|EDQUOT|EBADF|
  *                     EACCES|EROFS|EINVAL|EOPNOTSUPP or a number (default EIO)
  *   FAULTINJECT_AFTER=N           bytes let through before failing (default 0);
@@ -19,9 +23,14 @@
  *   FAULTINJECT_TARGET=stdout|stdin|tmp|PATHPREFIX
  *       stdout, stdin: descriptor 1 or 0
  *       tmp:           descriptors returned by mkstemp/mkostemp/mkstemps/
- *                      mkostemps
+ *                      mkostemps, and unnamed files opened with O_TMPFILE
  *       PATHPREFIX:    descriptors opened with open/open64/openat/openat64/
  *                      creat/fopen on a path that starts with it
+ *
+ *   FAULTINJECT_STOP=1            the first write, fallocate or fsync on a
+ *                                 targeted descriptor stops the process
+ *                                 (SIGSTOP) before it is made, for a test to
+ *                                 kill it there
  *
  * Without FAULTINJECT_TARGET nothing fails.  A call straddling the limit
  * first transfers the bytes that remain, as a short read or write, and the
@@ -37,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +60,7 @@
 #define MAX_FD 65536
 
 enum target { T_NONE, T_STDOUT, T_STDIN, T_TMP, T_PATH };
-enum op { OP_WRITE, OP_READ, OP_FALLOCATE, OP_MMAP, OP_CLOSE };
+enum op { OP_WRITE, OP_READ, OP_FALLOCATE, OP_MMAP, OP_CLOSE, OP_FSYNC, OP_TMPFILE, OP_NONE };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static enum target target;
@@ -59,6 +69,7 @@ static enum op fail_op;
 static int fail_errno = EIO;
 static unsigned long long allowed;
 static unsigned long long passed;
+static int stop_once;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char marked[MAX_FD];
 
@@ -81,6 +92,7 @@ static int (*real_mkostemp)(char *, int);
 static int (*real_mkstemps)(char *, int);
 static int (*real_mkostemps)(char *, int, int);
 static int (*real_close)(int);
+static int (*real_fsync)(int);
 static int (*real_fallocate)(int, int, off_t, off_t);
 static int (*real_fallocate64)(int, int, off64_t, off64_t);
 static int (*real_ftruncate)(int, off_t);
@@ -146,6 +158,7 @@ static void init(void)
 	real_mkstemps = sym("mkstemps");
 	real_mkostemps = sym("mkostemps");
 	real_close = sym("close");
+	real_fsync = sym("fsync");
 	real_fallocate = sym("fallocate");
 	real_fallocate64 = sym("fallocate64");
 	real_ftruncate = sym("ftruncate");
@@ -165,12 +178,19 @@ static void init(void)
 		fail_op = OP_MMAP;
 	else if (!strcmp(op, "close"))
 		fail_op = OP_CLOSE;
+	else if (!strcmp(op, "fsync"))
+		fail_op = OP_FSYNC;
+	else if (!strcmp(op, "tmpfile"))
+		fail_op = OP_TMPFILE;
+	else if (!strcmp(op, "none"))
+		fail_op = OP_NONE;
 	else
 		fprintf(stderr, "faultinject: unknown FAULTINJECT_OP '%s', using write\n", op);
 	if (e && *e)
 		fail_errno = parse_errno(e);
 	if (a && *a)
 		allowed = strtoull(a, NULL, 10);
+	stop_once = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "1");
 	if (!t || !*t)
 		target = T_NONE;
 	else if (!strcmp(t, "stdout"))
@@ -217,6 +237,41 @@ static void mark_path(int fd, const char *path)
 		mark(fd, target == T_PATH && path && !strncmp(path, prefix, strlen(prefix)));
 }
 
+/* An open with these flags: its descriptor marked as a path's or, unnamed,
+ * as a temporary file's; -1 (errno set) when it must fail. */
+static int refuse_open(int flags)
+{
+	if ((flags & O_TMPFILE) != O_TMPFILE || target != T_TMP || fail_op != OP_TMPFILE)
+		return 0;
+	errno = fail_errno;
+	return 1;
+}
+
+static int mark_open(int fd, const char *path, int flags)
+{
+	if (fd >= 0 && (flags & O_TMPFILE) == O_TMPFILE)
+		mark(fd, target == T_TMP);
+	else
+		mark_path(fd, path);
+	return fd;
+}
+
+/* FAULTINJECT_STOP: stop at the first write, fallocate or fsync on a
+ * targeted descriptor. */
+static void maybe_stop(int fd)
+{
+	int now;
+
+	if (!targeted(fd))
+		return;
+	pthread_mutex_lock(&lock);
+	now = stop_once;
+	stop_once = 0;
+	pthread_mutex_unlock(&lock);
+	if (now)
+		raise(SIGSTOP);
+}
+
 /* How many of len bytes may go through on fd now: len when the fd is not
  * targeted; otherwise what is left of the allowance (0: fail the call). */
 static size_t budget(int fd, size_t len, int is_read)
@@ -237,6 +292,8 @@ static size_t budget(int fd, size_t len, int is_read)
 static int allow(int fd, size_t len, int is_read, size_t *n)
 {
 	setup();
+	if (!is_read)
+		maybe_stop(fd);
 	*n = budget(fd, len, is_read);
 	if (*n == 0 && len) {
 		errno = fail_errno;
@@ -362,6 +419,7 @@ static int refuse_fallocate(int fd, int mode, off64_t off, off64_t len)
 	setup();
 	if (!targeted(fd) || len <= 0)
 		return 0;
+	maybe_stop(fd);
 	if (fail_op == OP_WRITE) {
 		pthread_mutex_lock(&lock);
 		refuse = passed >= allowed || (unsigned long long)len > allowed - passed;
@@ -390,6 +448,17 @@ int fallocate64(int fd, int mode, off64_t off, off64_t len)
 	if (refuse_fallocate(fd, mode, off, len))
 		return -1;
 	return real_fallocate64(fd, mode, off, len);
+}
+
+int fsync(int fd)
+{
+	setup();
+	maybe_stop(fd);
+	if (fail_op == OP_FSYNC && targeted(fd)) {
+		errno = fail_errno;
+		return -1;
+	}
+	return real_fsync(fd);
 }
 
 /* Whether a mapping of fd must fail (errno set). */
@@ -434,9 +503,10 @@ int open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
+	if (refuse_open(flags))
+		return -1;
 	fd = real_open(path, flags, mode);
-	mark_path(fd, path);
-	return fd;
+	return mark_open(fd, path, flags);
 }
 
 int open64(const char *path, int flags, ...)
@@ -448,9 +518,10 @@ int open64(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
+	if (refuse_open(flags))
+		return -1;
 	fd = real_open64(path, flags, mode);
-	mark_path(fd, path);
-	return fd;
+	return mark_open(fd, path, flags);
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
@@ -462,9 +533,10 @@ int openat(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
+	if (refuse_open(flags))
+		return -1;
 	fd = real_openat(dirfd, path, flags, mode);
-	mark_path(fd, path);
-	return fd;
+	return mark_open(fd, path, flags);
 }
 
 int openat64(int dirfd, const char *path, int flags, ...)
@@ -476,9 +548,10 @@ int openat64(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
+	if (refuse_open(flags))
+		return -1;
 	fd = real_openat64(dirfd, path, flags, mode);
-	mark_path(fd, path);
-	return fd;
+	return mark_open(fd, path, flags);
 }
 
 int creat(const char *path, mode_t mode)

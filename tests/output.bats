@@ -196,3 +196,132 @@ not_mapped() {
   not_mapped
   cmp "$T/want" "$T/out"
 }
+
+# --- the temporary file: unnamed, named as a fallback, synced ------------------
+
+# stopped PID: wait until the process has stopped itself (FAULTINJECT_STOP),
+# failing if it ends first.
+stopped() {
+  local i state
+  for ((i = 0; i < 3000; i++)); do
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2> /dev/null) || fail "clsort ended: $(cat "$T/err")"
+    [ "$state" = T ] && return 0
+    [ "$state" = Z ] && fail "clsort ended: $(cat "$T/err")"
+    sleep 0.05
+  done
+  fail "clsort never stopped: $(cat "$T/err")"
+}
+
+# killed_mid_sort DIR OPTION...: start clsort -o DIR/out, stop it at its first
+# write (or allocation) into the temporary file, and SIGKILL it there.
+killed_mid_sort() {
+  local dir=$1 pid
+  shift
+  FAULTINJECT_STOP=1 FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" \
+    "$CLSORT" "${DEV[@]}" -vv "$@" -o "$dir/out" "$T/in" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  # The output is open, mid-sort: not yet anywhere to be seen by name.
+  ls -l "/proc/$pid/fd" | grep -q "$dir/.*(deleted)\|$dir/\.clsort\." ||
+    fail "no temporary file open in $dir: $(ls -l "/proc/$pid/fd")"
+  kill -KILL $pid
+  wait $pid || true
+}
+
+@test "-o: an unnamed temporary file, given its name when complete; nothing else left" {
+  "$REFSORT" gen u32 1000003 21 > "$T/in"
+  mkdir "$T/d"
+  same_as_stdout "1000003 keys" "$T/in" -r
+  "$CLSORT" "${DEV[@]}" -vv -r -o "$T/d/out" "$T/in" 2> "$T/err"
+  grep -q "through an unnamed temporary file" "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/d/out"
+  [ "$(ls -A "$T/d")" = out ]
+  # Over an existing file, which keeps its permissions.
+  printf 'old\n' > "$T/d/out"
+  chmod 640 "$T/d/out"
+  "$CLSORT" "${DEV[@]}" -vv -r -o "$T/d/out" "$T/in" 2> "$T/err"
+  grep -q "through an unnamed temporary file" "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/d/out"
+  [ "$(stat -c %a "$T/d/out")" = 640 ]
+  [ "$(ls -A "$T/d")" = out ]
+}
+
+@test "faultinject: no unnamed files on the file system: a named temporary, identical" {
+  "$REFSORT" gen-kv 20000 22 > "$T/in"
+  "$CLSORT" "${DEV[@]}" -f kv "$T/in" > "$T/want"
+  "$REFSORT" gen u32 1000003 22 > "$T/in.u32"
+  "$CLSORT" "${DEV[@]}" "$T/in.u32" > "$T/want.u32"
+  mkdir "$T/d"
+  FAULTINJECT_OP=tmpfile FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EOPNOTSUPP \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -vv -f kv -o "$T/d/out" "$T/in" 2> "$T/err" ||
+    fail "$(cat "$T/err")"
+  grep -q "writing $T/d/out through $T/d/\.clsort\." "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/d/out"
+  FAULTINJECT_OP=tmpfile FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EOPNOTSUPP \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -vv -o "$T/d/out" "$T/in.u32" 2> "$T/err" ||
+    fail "$(cat "$T/err")"
+  grep -q "through $T/d/\.clsort\." "$T/err" || fail "$(cat "$T/err")"
+  mapped
+  cmp "$T/want.u32" "$T/d/out"
+  [ "$(ls -A "$T/d")" = out ]
+  # Spilled runs fall back the same way, and leave nothing either.
+  mkdir "$T/tmp"
+  FAULTINJECT_OP=tmpfile FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EISDIR \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -vv -S 4K --memory=64K -T "$T/tmp" \
+    -o "$T/d/out" "$T/in.u32" 2> "$T/err" || fail "$(cat "$T/err")"
+  grep -q "kept in temporary files" "$T/err" || fail "no spilled runs: $(cat "$T/err")"
+  cmp "$T/want.u32" "$T/d/out"
+  [ -z "$(ls -A "$T/tmp")" ]
+  [ "$(ls -A "$T/d")" = out ]
+}
+
+@test "SIGKILL mid-sort leaves nothing beside OUT, and OUT as it was" {
+  "$REFSORT" gen u32 1000003 23 > "$T/in"
+  mkdir "$T/d" "$T/e"
+  killed_mid_sort "$T/d"
+  [ -z "$(ls -A "$T/d")" ] || fail "left beside the output: $(ls -A "$T/d")"
+  # Written through write(2), over an existing file.
+  "$REFSORT" gen-kv 20000 23 > "$T/in"
+  printf 'old\n' > "$T/e/out"
+  killed_mid_sort "$T/e" -f kv
+  [ "$(ls -A "$T/e")" = out ] || fail "left beside the output: $(ls -A "$T/e")"
+  [ "$(cat "$T/e/out")" = old ]
+}
+
+@test "SIGKILL mid-sort with a named temporary (the fallback) leaves it behind" {
+  "$REFSORT" gen u32 1000003 24 > "$T/in"
+  mkdir "$T/d"
+  FAULTINJECT_OP=tmpfile FAULTINJECT_ERRNO=EOPNOTSUPP killed_mid_sort "$T/d"
+  ls -A "$T/d" | grep -q '^\.clsort\.' || fail "no named temporary file: $(ls -A "$T/d")"
+}
+
+@test "the output is synced before it is named; --no-sync skips it" {
+  "$REFSORT" gen u32 100003 25 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -v -o "$T/out" "$T/in" 2> "$T/err"
+  grep -q "^clsort: output: $T/out synced to its device in" "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/out"
+  "$CLSORT" "${DEV[@]}" -v --no-sync -o "$T/out2" "$T/in" 2> "$T/err"
+  ! grep -q "synced" "$T/err" || fail "synced with --no-sync"
+  cmp "$T/want" "$T/out2"
+  run --separate-stderr "$CLSORT" --no-sync "$T/in"
+  [ "$status" -eq 2 ]
+  [ "${stderr_lines[0]}" = "clsort: --no-sync applies to --output only" ]
+}
+
+@test "faultinject: fsync failing: exit 2, OUT as it was, nothing left" {
+  local fmt
+  "$REFSORT" gen u32 100003 26 > "$T/in.bin"
+  "$REFSORT" gen-kv 20000 26 > "$T/in.kv"
+  mkdir "$T/d"
+  for fmt in bin kv; do
+    printf 'old\n' > "$T/d/out"
+    FAULTINJECT_OP=fsync FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EIO \
+      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" -f $fmt \
+      -o "$T/d/out" "$T/in.$fmt"
+    [ "$status" -eq 2 ]
+    [ "$stderr" = "clsort: cannot sync $T/d/out: Input/output error" ]
+    [ "$(cat "$T/d/out")" = old ]
+    [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
+  done
+}

@@ -9,19 +9,29 @@
  *   refsort gen-rec N SIZE OFFSET TYPE SEED [DIST]
  *       N records of SIZE bytes, the key at OFFSET, every other byte taken
  *       from the record's input position (little-endian, repeating).
+ *   refsort gen-bytes N SIZE OFFSET KLEN SEED [DIST]
+ *       N records of SIZE bytes with a KLEN-byte key at OFFSET (for -k
+ *       bytes:KLEN), the other bytes as gen-rec makes them.  DIST: rand
+ *       (random bytes, default), tied (the first 8 bytes one of three
+ *       values, the rest drawn from 00, 01 and ff: ties on the first 8 bytes
+ *       and equal keys), few (every byte drawn from 00, 01, 80 and ff),
+ *       equal (all keys the same).
  *   refsort gen-kv N SEED [TYPE] [MAXKEY|DIST] [MAXVAL]
  *       N KEY:VALUE lines.  MAXKEY bounds the magnitude of the keys; a DIST
  *       word instead draws them as gen does.  Values are printable text of
  *       0..MAXVAL bytes (default 40) that may contain ':'.
- *   refsort sort [-k TYPE] [-r] [-R SIZE] [--key-offset OFF] [-f bin|kv]
+ *   refsort sort [-k TYPE|bytes:N] [-r] [-u] [-R SIZE] [--key-offset OFF] [-f bin|kv]
  *                [-t SEP] [--skip-bad] [-s]
  *       stdin to stdout, stable, in clsort's documented order: NaNs (any
  *       sign or payload) compare equal to each other and above everything
  *       else, -0.0 below +0.0.  -r reverses the order, equal keys still in
- *       input order.  kv lines go out byte for byte, each with a newline.
+ *       input order.  bytes:N keys compare as memcmp does.  -u (bin only)
+ *       keeps the first record of each key.  kv lines go out
+ *       byte for byte, each with a newline.
  *
  * Exit status: 0, or 2 on a usage error or a bad kv line.
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -30,7 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum ktype { T_U32, T_I32, T_F32, T_U64, T_I64, T_F64 };
+enum ktype { T_U32, T_I32, T_F32, T_U64, T_I64, T_F64, T_BYTES };
+
+/* The N of bytes:N keys. */
+static size_t bytes_len;
 
 static const char *const type_names[] = { "u32", "i32", "f32", "u64", "i64", "f64" };
 
@@ -43,15 +56,32 @@ static void die(const char *msg, const char *arg)
 static enum ktype parse_type(const char *s)
 {
 	int i;
+	char *end;
 	for (i = 0; i < 6; i++)
 		if (!strcmp(s, type_names[i]))
 			return (enum ktype)i;
+	if (!strncmp(s, "bytes:", 6)) {
+		bytes_len = strtoul(s + 6, &end, 10);
+		if (!*end && bytes_len > 0)
+			return T_BYTES;
+	}
 	die("unknown key type", s);
 	return T_U32;
 }
 
+/* A key type the generators make: not bytes:N (gen-bytes makes those). */
+static enum ktype numeric_type(const char *s)
+{
+	const enum ktype t = parse_type(s);
+	if (t == T_BYTES)
+		die("byte-string keys are made by gen-bytes", s);
+	return t;
+}
+
 static size_t type_width(enum ktype t)
 {
+	if (t == T_BYTES)
+		return bytes_len;
 	return (t == T_U32 || t == T_I32 || t == T_F32) ? 4 : 8;
 }
 
@@ -79,6 +109,7 @@ struct key {
 		uint64_t u;
 		int64_t i;
 		double d;	/* f32 keys are widened: exact, order kept */
+		const unsigned char *p;	/* bytes:N: the key's bytes */
 	} v;
 };
 
@@ -114,6 +145,9 @@ static struct key load_key(enum ktype t, const unsigned char *p)
 	case T_F64:
 		memcpy(&k.v.d, p, 8);
 		break;
+	case T_BYTES:
+		k.v.p = p;
+		break;
 	}
 	return k;
 }
@@ -141,6 +175,10 @@ static int cmp_key(const struct key *a, const struct key *b)
 	case T_I32:
 	case T_I64:
 		return (a->v.i > b->v.i) - (a->v.i < b->v.i);
+	case T_BYTES: {
+		const int c = memcmp(a->v.p, b->v.p, bytes_len);
+		return (c > 0) - (c < 0);
+	}
 	default:
 		return cmp_double(a->v.d, b->v.d);
 	}
@@ -380,7 +418,7 @@ static int cmd_gen(int argc, char **argv)
 
 	if (argc < 3 || argc > 4)
 		die("usage: gen TYPE N SEED [DIST]", NULL);
-	t = parse_type(argv[0]);
+	t = numeric_type(argv[0]);
 	n = (size_t)parse_ull(argv[1]);
 	rng_state = parse_ull(argv[2]);
 	bits = gen_keys(t, n, argc > 3 ? argv[3] : "rand");
@@ -404,7 +442,7 @@ static int cmd_gen_rec(int argc, char **argv)
 	n = (size_t)parse_ull(argv[0]);
 	size = (size_t)parse_ull(argv[1]);
 	off = (size_t)parse_ull(argv[2]);
-	t = parse_type(argv[3]);
+	t = numeric_type(argv[3]);
 	rng_state = parse_ull(argv[4]);
 	if (off > size || size - off < type_width(t))
 		die("the key does not fit in the record", NULL);
@@ -423,6 +461,55 @@ static int cmd_gen_rec(int argc, char **argv)
 	}
 	free(rec);
 	free(bits);
+	return 0;
+}
+
+static int cmd_gen_bytes(int argc, char **argv)
+{
+	static const unsigned char few[] = { 0x00, 0x01, 0x80, 0xff }, tie[] = { 0x00, 0x01, 0xff };
+	size_t n, size, off, klen, i, j, k;
+	const char *dist = argc > 5 ? argv[5] : "rand";
+	unsigned char *rec, heads[3][8];
+
+	if (argc < 5 || argc > 6)
+		die("usage: gen-bytes N SIZE OFFSET KLEN SEED [DIST]", NULL);
+	n = (size_t)parse_ull(argv[0]);
+	size = (size_t)parse_ull(argv[1]);
+	off = (size_t)parse_ull(argv[2]);
+	klen = (size_t)parse_ull(argv[3]);
+	rng_state = parse_ull(argv[4]);
+	if (off > size || size - off < klen)
+		die("the key does not fit in the record", NULL);
+	if (strcmp(dist, "rand") && strcmp(dist, "tied") && strcmp(dist, "few") &&
+	    strcmp(dist, "equal"))
+		die("unknown distribution", dist);
+	rec = malloc(size);
+	if (!rec)
+		die("out of memory", NULL);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 8; j++)
+			heads[i][j] = (unsigned char)rnd();
+	for (i = 0; i < n; i++) {
+		const size_t head = rnd_below(3);
+		for (j = 0, k = 0; j < size; j++) {
+			if (j >= off && j < off + klen)
+				continue;
+			rec[j] = (unsigned char)((uint64_t)i >> (8 * (k++ % 8)));
+		}
+		for (j = 0; j < klen; j++) {
+			unsigned char *b = rec + off + j;
+			if (!strcmp(dist, "rand"))
+				*b = (unsigned char)rnd();
+			else if (!strcmp(dist, "few"))
+				*b = few[rnd_below(4)];
+			else if (!strcmp(dist, "equal"))
+				*b = (unsigned char)(0x5a + j);
+			else
+				*b = j < 8 ? heads[head][j] : tie[rnd_below(3)];
+		}
+		write_all(rec, size);
+	}
+	free(rec);
 	return 0;
 }
 
@@ -451,6 +538,8 @@ static void print_key(enum ktype t, uint64_t bits)
 		memcpy(&d, &bits, 8);
 		printf("%.17g", d);
 		break;
+	case T_BYTES:
+		assert(!"numeric_type refuses byte-string keys");
 	}
 }
 
@@ -467,7 +556,7 @@ static int cmd_gen_kv(int argc, char **argv)
 	n = (size_t)parse_ull(argv[0]);
 	rng_state = parse_ull(argv[1]);
 	if (argc > 2)
-		t = parse_type(argv[2]);
+		t = numeric_type(argv[2]);
 	if (argc > 4)
 		maxval = (size_t)parse_ull(argv[4]);
 	if (argc > 3 && argv[3][0] >= '0' && argv[3][0] <= '9') {
@@ -606,7 +695,7 @@ static int parse_kv_text(enum ktype t, const char *buf, size_t len, struct key *
 static int cmd_sort(int argc, char **argv)
 {
 	enum ktype t = T_U32;
-	int desc = 0, kv = 0, skip_bad = 0, i;
+	int desc = 0, kv = 0, skip_bad = 0, unique = 0, i;
 	size_t rsize = 0, off = 0, len, n, j, *idx, bad = 0;
 	char sep = ':';
 	unsigned char *data;
@@ -617,6 +706,8 @@ static int cmd_sort(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "-r")) {
 			desc = 1;
+		} else if (!strcmp(a, "-u")) {
+			unique = 1;
 		} else if (!strcmp(a, "--skip-bad")) {
 			skip_bad = 1;
 		} else if (!strcmp(a, "-s") || !strcmp(a, "--stable")) {
@@ -665,7 +756,8 @@ static int cmd_sort(int argc, char **argv)
 			keys[j] = load_key(t, data + j * rsize + off);
 		idx = sorted_order(keys, n, desc);
 		for (j = 0; j < n; j++)
-			write_all(data + idx[j] * rsize, rsize);
+			if (!unique || j == 0 || cmp_key(&keys[idx[j]], &keys[idx[j - 1]]))
+				write_all(data + idx[j] * rsize, rsize);
 	} else {
 		/* Lines: start and length, the newline left out. */
 		size_t cap = 1024, pos = 0, *start = malloc(cap * sizeof *start),
@@ -726,6 +818,8 @@ int main(int argc, char **argv)
 		return cmd_gen(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "gen-rec"))
 		return cmd_gen_rec(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "gen-bytes"))
+		return cmd_gen_bytes(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "gen-kv"))
 		return cmd_gen_kv(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "sort"))

@@ -24,7 +24,7 @@ static int mapped_write(const char *path, size_t len, unsigned threads)
 		goto out;
 	for (i = 0; i < len; i++)
 		src[i] = (unsigned char)(i * 131 + i / 4096);
-	if (out_open_final(&w, path))
+	if (out_open_final(&w, path, true))
 		goto out;
 	if (!out_map(&w, len, threads) || out_write(&w, src, len) || out_finish(&w)) {
 		out_abort(&w);

@@ -18,10 +18,10 @@ _clsort()
 	local opts='-k --key-type= -f --format= -R --record-size= --key-offset=
 		-t --field-separator= -F --field= -z --zero-terminated --header --header=
 		-u --unique -m --merge -r --descending --reverse -s --stable
-		-c --check --check= -C --skip-bad -o --output= -d --device=
+		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
-		--host-threshold= --local-kernel= --parallel= -v --verbose
-		-V --version -h --help --usage'
+		--host-threshold= --local-kernel= --parallel= --progress -v --verbose
+		-V --version -h --help'
 
 	# Split the line on blanks ourselves: bash also splits on '=' and ':'
 	# (COMP_WORDBREAKS), which would cut --device=0:1 into pieces.
@@ -42,8 +42,8 @@ _clsort()
 	# Options whose value is attached (-kf64, -cquiet) are left alone.
 
 	case $opt in
-	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 str) ;;
-	-f | --format) replies=(bin kv) ;;
+	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 str bytes:) ;;
+	-f | --format) replies=(bin kv npy) ;;
 	-t | --field-separator) replies=(':' ',' ';' '=' '\\t' blank) ;;
 	--local-kernel) replies=(bitonic merge) ;;
 	--check)
@@ -101,7 +101,7 @@ _clsort()
 		((skip < 0)) && skip=0
 		COMPREPLY+=("${r:skip}")
 	done
-	if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
+	if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *[=:] ]]; then
 		compopt -o nospace 2>/dev/null
 	fi
 	return 0
