@@ -208,15 +208,20 @@ void out_reserve(struct out_writer *w, uint64_t bytes)
 
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 {
-	void *p;
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	/* A part maps from the page its first byte lies in. */
+	const uint64_t start = w->part ? w->at : 0, lead = start % page;
+	unsigned char *p;
 
-	if (!w->tmp_path || w->total || w->len || bytes == 0 || bytes > SIZE_MAX)
+	if ((!w->tmp_path && !w->part) || w->total || w->len || bytes == 0 ||
+	    bytes > SIZE_MAX - lead)
 		return false;
 	/* The whole size at once, so that a full file system says so here,
 	 * where write(2) can take over, and not as SIGBUS on a store later. */
-	if (fallocate(w->fd, 0, 0, (off_t)bytes))
+	if (fallocate(w->fd, 0, (off_t)start, (off_t)bytes))
 		goto undo;
-	p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+	p = mmap(NULL, (size_t)(lead + bytes), PROT_READ | PROT_WRITE, MAP_SHARED, w->fd,
+		 (off_t)(start - lead));
 	if (p == MAP_FAILED)
 		goto undo;
 	/* Fault the pages in now, while the device starts: a page at a time,
@@ -224,10 +229,14 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 	 * populate of the whole range (beside one, an H200 took 0.5-0.7 s to
 	 * start instead of 0.25 s).  Four threads are as quick as sixteen,
 	 * and leave the other cores to the start. */
-	touch_parallel(p, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
-	w->map = p;
+	touch_parallel(p + lead, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
+	w->map = p + lead;
+	w->map_lead = (size_t)lead;
 	w->map_len = (size_t)bytes;
-	w->presized = (size_t)bytes;
+	/* A part's file holds the other parts too: it is not cut to this
+	 * one's size. */
+	if (!w->part)
+		w->presized = (size_t)bytes;
 	w->threads = threads ? threads : 1;
 	msg_info(2, "output: writing %s through a shared mapping of %zu bytes", w->name,
 		 w->map_len);
@@ -235,8 +244,9 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 undo:
 	/* A fallocate that failed part way, or one whose mapping failed, may
 	 * have left the file longer than its data will be: cut it back, or at
-	 * least remember to at the end. */
-	if (ftruncate(w->fd, 0))
+	 * least remember to at the end.  The parts of a file are written to
+	 * its end, which leaves it as long as their data. */
+	if (!w->part && ftruncate(w->fd, 0))
 		w->presized = (size_t)bytes;
 	return false;
 }
@@ -351,7 +361,9 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 		assert(w->len == 0);
 		/* More than was mapped: the rest follows the mapping through
 		 * write(2), which has not moved the file offset yet. */
-		if (lseek(w->fd, (off_t)w->map_len, SEEK_SET) < 0)
+		if (w->part)
+			w->at += w->map_len;
+		else if (lseek(w->fd, (off_t)w->map_len, SEEK_SET) < 0)
 			return fail_write(w);
 	}
 	w->total += len;
@@ -391,8 +403,8 @@ static void unmap(struct out_writer *w)
 	/* Pages unmapped from a mapping not marked sequential (or random) are
 	 * each marked accessed, which moves them between LRU lists under a
 	 * lock: half of munmap's time. */
-	madvise(w->map, w->map_len, MADV_SEQUENTIAL);
-	munmap(w->map, w->map_len);
+	madvise(w->map - w->map_lead, w->map_lead + w->map_len, MADV_SEQUENTIAL);
+	munmap(w->map - w->map_lead, w->map_lead + w->map_len);
 	w->map = NULL;
 }
 

@@ -26,7 +26,9 @@ struct out_writer {
 	bool close_fd;		/* out_finish closes fd (a device opened by path) */
 	size_t total;		/* bytes written so far */
 	struct gather *gathers;	/* per-thread buffers of out_emit */
-	unsigned char *map;	/* -o: a shared mapping of the file's first map_len bytes */
+	unsigned char *map;	/* -o: a shared mapping of the file's first map_len bytes
+				 * (a part: of its own), map_lead bytes into it */
+	size_t map_lead;
 	size_t map_len;
 	size_t presized;	/* bytes the file was given before any data */
 	unsigned threads;	/* for copies into the mapping */
@@ -62,11 +64,12 @@ int out_advance(struct out_writer *w, uint64_t bytes);
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */
 void out_reserve(struct out_writer *w, uint64_t bytes);
-/* For a -o temporary file not written to yet, whose output will be exactly
- * bytes long: allocate the file at that size and map it, so that writes
- * become copies on up to threads threads.  False, with the file as it was,
- * where that cannot be done (no fallocate, no room, no mapping); writes
- * then go through write(2) as usual. */
+/* For a -o temporary file (or a part of a file) not written to yet, whose
+ * output will be exactly bytes long: allocate the file (the part) at that
+ * size and map it, so that writes become copies on up to threads threads.
+ * False, with the file as it was, where that cannot be done (no
+ * fallocate, no room, no mapping); writes then go through write(2) as
+ * usual. */
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads);
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
