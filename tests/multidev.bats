@@ -153,3 +153,28 @@ same_as_one() {
   assert_output --partial "no OpenCL device matches '9:9'"
   [ ! -e "$T/out" ]
 }
+
+@test "bytes:N keys, longer than their words: ties within a key kept whole" {
+  local n
+  for n in 4 12 33; do
+    "$REFSORT" gen-bytes 30011 $((n + 5)) 3 $n $n tied > "$T/in"
+    same_as_one -R $((n + 5)) --key-offset 3 -k bytes:$n
+    same_as_one -R $((n + 5)) --key-offset 3 -k bytes:$n -r
+  done
+}
+
+@test "npy arrays" {
+  python3 -c 'import numpy' 2> /dev/null || skip "numpy not installed"
+  python3 -c "
+import numpy as np
+rng = np.random.default_rng(16)
+np.save('$T/in.npy', rng.integers(-1000, 1000, 200000, dtype=np.int64))
+"
+  mv "$T/in.npy" "$T/in"
+  same_as_one -f npy
+  python3 -c "
+import numpy as np
+a = np.load('$T/two')
+assert (a[:-1] <= a[1:]).all() and len(a) == 200000
+"
+}
