@@ -66,13 +66,15 @@ struct share {
 	const struct cls_opts *o;
 	struct enc_format f;
 	int lrank, lsize;		/* among the processes of this host */
-	struct in_set in;		/* every input, mapped */
+	struct cls_input ci;		/* every input, mapped */
+	const struct in_set *in;	/* ci's */
 	struct in_set slice;		/* this process's records of them */
 	struct in_file *views;
 	size_t *view_of;		/* the input each view is of */
 	uint64_t base;			/* where the slice starts in the inputs end to end */
 	char *tmp_path;			/* process 0: the output's temporary file */
 	int out_fd;
+	uint64_t head_len;		/* bytes before the sorted records */
 	double t[8];
 };
 
@@ -118,22 +120,22 @@ static int make_slice(struct share *s)
 	size_t fa, oa, fb, ob, i;
 	uint64_t end;
 
-	slice_start(&s->f, &s->in, me, &fa, &oa, &s->base);
-	slice_start(&s->f, &s->in, me + 1, &fb, &ob, &end);
-	s->views = calloc(s->in.count + 1, sizeof *s->views);
-	s->view_of = calloc(s->in.count + 1, sizeof *s->view_of);
+	slice_start(&s->f, s->in, me, &fa, &oa, &s->base);
+	slice_start(&s->f, s->in, me + 1, &fb, &ob, &end);
+	s->views = calloc(s->in->count + 1, sizeof *s->views);
+	s->view_of = calloc(s->in->count + 1, sizeof *s->view_of);
 	if (!s->views || !s->view_of) {
 		msg_errno(ENOMEM, "cannot cut the input into slices");
 		return CLS_E_FAIL;
 	}
 	s->slice.files = s->views;
-	for (i = fa; i < s->in.count && i <= fb; i++) {
+	for (i = fa; i < s->in->count && i <= fb; i++) {
 		const size_t a = i == fa ? oa : 0;
-		const size_t b = i == fb ? ob : s->in.files[i].size;
+		const size_t b = i == fb ? ob : s->in->files[i].size;
 		struct in_file *v = &s->views[s->slice.count];
 		if (b <= a)
 			continue;
-		*v = s->in.files[i];
+		*v = s->in->files[i];
 		v->data += a;
 		v->size = b - a;
 		s->view_of[s->slice.count++] = i;
@@ -149,7 +151,7 @@ static void name_bad_line(const struct share *s)
 	size_t i;
 
 	for (i = 0; i < s->slice.count; i++) {
-		const struct in_file *v = &s->views[i], *file = &s->in.files[s->view_of[i]];
+		const struct in_file *v = &s->views[i], *file = &s->in->files[s->view_of[i]];
 		const unsigned char *p = file->data;
 		struct enc_cursor c;
 		int rc;
@@ -173,8 +175,8 @@ static void name_bad_line(const struct share *s)
  * the samples of all, and tells the others.  0 or CLS_E_FAIL. */
 static int agree_splitters(struct share *s, struct part_key *sp, size_t *nsp)
 {
-	const uint64_t want64 = s->in.bytes ? (uint64_t)SAMPLES * (uint64_t)nprocs *
-					       s->slice.bytes / s->in.bytes + 1 : 0;
+	const uint64_t want64 = s->in->bytes ? (uint64_t)SAMPLES * (uint64_t)nprocs *
+						s->slice.bytes / s->in->bytes + 1 : 0;
 	const size_t want = (size_t)want64;
 	struct part_sample *mine = calloc(want + 1, sizeof *mine), *all = NULL;
 	int *counts = NULL, *displs = NULL, got, total = 0, i;
@@ -336,6 +338,31 @@ static int open_output(struct share *s)
 	return 0;
 }
 
+/* What precedes the sorted records (the npy header, --header lines):
+ * every process learns its length, process 0 writes it.  0 or
+ * CLS_E_FAIL. */
+static int write_head(struct share *s)
+{
+	struct out_writer mem, file;
+	int rc;
+
+	if (out_open_mem(&mem, 0))
+		return CLS_E_FAIL;
+	rc = cls_write_head(s->o, &s->ci, &mem);
+	s->head_len = mem.len;
+	if (rc == 0 && me == 0 && mem.len) {
+		rc = out_open_fd(&file, s->out_fd, s->o->output);
+		if (rc == 0)
+			rc = out_write(&file, mem.buf, mem.len);
+		if (rc == 0)
+			rc = out_finish(&file);
+		else
+			out_abort(&file);
+	}
+	out_abort(&mem);
+	return rc;
+}
+
 /* Sort range on this process's device and write it at its offset in the
  * output: straight there when its size is known, else through a
  * temporary file whose size then places it. */
@@ -347,6 +374,12 @@ static int sort_range(struct share *s, const struct in_set *range, const char *d
 	uint64_t size = range->bytes, off = 0;
 	int tmp = -1, rc;
 
+	/* Parts are placed from the file's start, whatever the head's write
+	 * left the offset at. */
+	if (lseek(s->out_fd, 0, SEEK_SET) < 0) {
+		msg_errno(errno, "cannot write %s", s->o->output);
+		return CLS_E_FAIL;
+	}
 	if (out_open_fd(&file, s->out_fd, s->o->output))
 		return CLS_E_FAIL;
 	if (!md_exact(&s->f)) {
@@ -367,6 +400,7 @@ static int sort_range(struct share *s, const struct in_set *range, const char *d
 	MPI_Exscan(&size, &off, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	if (me == 0)
 		off = 0;
+	off += s->head_len;
 	if ((rc = out_open_part(&part, &file, off)))
 		goto out;
 	rc = tmp < 0 ? md_sort_on(s->o, &s->f, device, s->f.threads, memory, range, &part) :
@@ -419,10 +453,6 @@ static int refuse(const struct cls_opts *o)
 			nprocs);
 		return CLS_E_FAIL;
 	}
-	if (o->header) {
-		msg_err("--header is for one process: run it without mpirun -n %d", nprocs);
-		return CLS_E_FAIL;
-	}
 	if (!o->output || !strcmp(o->output, "-")) {
 		msg_err("standard output is not shared by the %d processes: name the output "
 			"with -o FILE, on a file system every process sees", nprocs);
@@ -464,23 +494,24 @@ static int sort_across(const struct cls_opts *o)
 	s.o = o;
 	s.out_fd = -1;
 	util_verbose = o->verbose;
-	if (refuse(o) || enc_setup(&s.f, o))
+	if (refuse(o))
 		return CLS_E_FAIL;
 	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
 	MPI_Comm_rank(local, &s.lrank);
 	MPI_Comm_size(local, &s.lsize);
 	MPI_Comm_free(&local);
+	tmp_install_signals();
+	s.t[0] = now_sec();
+	if (cls_open_input(o, &s.ci))
+		return CLS_E_FAIL;
+	s.in = &s.ci.in;
+	s.f = s.ci.f;
 	/* The host's cores shared by its processes, unless set. */
 	if (!o->threads && s.f.threads / (unsigned)s.lsize)
 		s.f.threads /= (unsigned)s.lsize;
 	else if (!o->threads)
 		s.f.threads = 1;
-	tmp_install_signals();
-	s.t[0] = now_sec();
-	if (in_open(&s.in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
-		return CLS_E_FAIL;
-	if (enc_validate(&s.f, &s.in) || make_slice(&s) || !(device = rank_device(&s)) ||
-	    open_output(&s))
+	if (make_slice(&s) || !(device = rank_device(&s)) || open_output(&s) || write_head(&s))
 		goto out;
 	sp = calloc((size_t)nprocs, sizeof *sp);
 	cnt = calloc(4 * (size_t)nprocs, sizeof *cnt);
@@ -573,7 +604,7 @@ out:
 	free(device);
 	free(s.views);
 	free(s.view_of);
-	in_close(&s.in);
+	cls_close_input(&s.ci);
 	return rc;
 }
 

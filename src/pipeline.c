@@ -117,42 +117,71 @@ static void cut_header(const struct enc_format *f, struct in_set *in, uint64_t n
 	}
 }
 
+int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
+{
+	double t0 = now_sec();
+	int rc;
+
+	memset(ci, 0, sizeof *ci);
+	if (o->format != CLS_FMT_NPY && enc_setup(&ci->f, o))
+		return CLS_E_FAIL;
+	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
+		return CLS_E_FAIL;
+	ci->opened = true;
+	rc = o->format == CLS_FMT_NPY ? npy_setup(&ci->in, o, &ci->npy, &ci->f) : 0;
+	if (rc == 0)
+		rc = enc_validate(&ci->f, &ci->in);
+	if (rc) {
+		cls_close_input(ci);
+		return rc;
+	}
+	if (o->header)
+		cut_header(&ci->f, &ci->in, o->header, &ci->head, &ci->head_len);
+	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)ci->in.bytes,
+		 ci->in.count, ci->in.count == 1 ? "" : "s", now_sec() - t0);
+	return 0;
+}
+
+void cls_close_input(struct cls_input *ci)
+{
+	npy_free(&ci->npy);
+	if (ci->opened)
+		in_close(&ci->in);
+	ci->opened = false;
+}
+
+int cls_write_head(const struct cls_opts *o, const struct cls_input *ci, struct out_writer *out)
+{
+	int rc = 0;
+
+	if (o->format == CLS_FMT_NPY)
+		rc = npy_write_header(out, &ci->npy, ci->in.count);
+	if (rc == 0 && ci->head_len) {
+		rc = out_write(out, ci->head, ci->head_len);
+		/* A header without its line end gets one, as every line does. */
+		if (rc == 0 && ci->head[ci->head_len - 1] != (unsigned char)ci->f.eol)
+			rc = out_write(out, &ci->f.eol, 1);
+	}
+	return rc;
+}
+
 int cls_run(const struct cls_opts *o)
 {
-	const unsigned char *head = NULL;
-	size_t head_len = 0;
-	struct enc_format f;
-	struct in_set in;
+	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0 };
-	struct npy_info npy;
-	double t0 = now_sec(), t1;
+	const double t0 = now_sec();
 	int rc;
 
 	util_verbose = o->verbose;
-	memset(&npy, 0, sizeof npy);
-	if (o->format != CLS_FMT_NPY && enc_setup(&f, o))
-		return CLS_E_FAIL;
 	tmp_install_signals();
 	prog_start(o->progress && o->check == CLS_CHECK_NONE);
-	if (in_open(&in, o->files, o->nfiles, o->memory_bytes, o->tmpdir)) {
-		prog_end();
-		return CLS_E_FAIL;
-	}
-	rc = o->format == CLS_FMT_NPY ? npy_setup(&in, o, &npy, &f) : 0;
+	rc = cls_open_input(o, &ci);
 	if (rc)
 		goto out;
-	rc = enc_validate(&f, &in);
-	if (rc)
-		goto out;
-	if (o->header)
-		cut_header(&f, &in, o->header, &head, &head_len);
-	prog_total(in.bytes);
-	t1 = now_sec();
-	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)in.bytes,
-		 in.count, in.count == 1 ? "" : "s", t1 - t0);
+	prog_total(ci.in.bytes);
 	if (o->check != CLS_CHECK_NONE) {
-		rc = check_sorted(&f, &in, o->check == CLS_CHECK_QUIET);
+		rc = check_sorted(&ci.f, &ci.in, o->check == CLS_CHECK_QUIET);
 		goto out;
 	}
 	/* The devices before the output: a spec that names none leaves no
@@ -163,31 +192,23 @@ int cls_run(const struct cls_opts *o)
 	if (rc)
 		goto out;
 	prog_phase(o->merge ? PROG_MERGE : PROG_SORT);
-	if (o->format == CLS_FMT_NPY)
-		rc = npy_write_header(&out, &npy, in.count);
-	if (rc == 0 && head_len) {
-		rc = out_write(&out, head, head_len);
-		/* A header without its line end gets one, as every line does. */
-		if (rc == 0 && head[head_len - 1] != (unsigned char)f.eol)
-			rc = out_write(&out, &f.eol, 1);
-	}
+	rc = cls_write_head(o, &ci, &out);
 	if (rc) {
 		out_abort(&out);
 		goto out;
 	}
-	rc = o->merge ? mrg_inputs(&f, &in, &out) : md_sort(&devs, o, &f, &in, &out);
+	rc = o->merge ? mrg_inputs(&ci.f, &ci.in, &out) : md_sort(&devs, o, &ci.f, &ci.in, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		prog_end();
 		msg_info(1, "total %.3f s", now_sec() - t0);
-		report_peak(&in, o);
+		report_peak(&ci.in, o);
 	} else {
 		out_abort(&out);
 	}
 out:
 	md_devices_free(&devs);
 	prog_end();
-	npy_free(&npy);
-	in_close(&in);
+	cls_close_input(&ci);
 	return rc;
 }

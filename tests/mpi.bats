@@ -77,6 +77,19 @@ same_as_one() {
   same_as_one -f kv -k u32 --skip-bad
 }
 
+@test "--header lines and npy arrays" {
+  "$REFSORT" gen-kv 20000 13 i32 300 > "$T/in"
+  same_as_one -f kv -k i32 --header=2
+  python3 -c 'import numpy' 2> /dev/null || skip "numpy not installed"
+  python3 -c "
+import numpy as np
+rng = np.random.default_rng(14)
+np.save('$T/in.npy', rng.integers(-9, 9, 50000, dtype=np.int32))
+"
+  mv "$T/in.npy" "$T/in"
+  same_as_one -f npy
+}
+
 @test "each process sorts its range in runs when it does not fit" {
   "$REFSORT" gen-rec 100000 8 0 u32 8 > "$T/in"
   same_as_one -R 8 -S 32K
