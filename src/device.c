@@ -344,8 +344,8 @@ int dev_list(FILE *out)
 		fprintf(out, "%u:%u  %s  [%s]  %s, %llu MiB global memory, %llu MiB max allocation, %u compute units%s%s\n",
 			list[i].pi, list[i].di, list[i].name, list[i].platform_name,
 			type_name(list[i].type), (unsigned long long)(mem >> 20),
-			(unsigned long long)(alloc >> 20), cu, (long)i == chosen ? "  (auto)" : "",
-			takes_all(list, n, &list[i]) ? "  (all)" : "");
+			(unsigned long long)(alloc >> 20), cu, takes_all(list, n, &list[i]) ? "  (all)" : "",
+			(long)i == chosen ? "  (auto)" : "");
 	}
 	free(list);
 	return 0;
