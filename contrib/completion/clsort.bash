@@ -6,8 +6,9 @@
 
 _clsort_devices()
 {
-	# auto, gpu, cpu, and what clsort -L lists: host and the P:D of each device.
-	printf '%s\n' auto gpu cpu
+	# auto, gpu, cpu, all, and what clsort -L lists: host and the P:D of each
+	# device.
+	printf '%s\n' auto gpu cpu all
 	"${1:-clsort}" -L 2>/dev/null | awk '{ print $1 }'
 }
 
