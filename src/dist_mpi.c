@@ -453,7 +453,7 @@ static int refuse(const struct cls_opts *o)
 			nprocs);
 		return CLS_E_FAIL;
 	}
-	if (!o->output || !strcmp(o->output, "-")) {
+	if (!o->output) {
 		msg_err("standard output is not shared by the %d processes: name the output "
 			"with -o FILE, on a file system every process sees", nprocs);
 		return CLS_E_FAIL;
