@@ -27,7 +27,7 @@
  * 1/sqrt(SAMPLES) of a range, which the other processes wait for. */
 #define SAMPLES 16384
 /* The most bytes one message carries: MPI counts are ints. */
-#define CHUNK ((size_t)1 << 30)
+#define CHUNK ((uint64_t)1 << 30)
 
 static bool mpi_on;
 static int nprocs = 1, me;
@@ -227,6 +227,12 @@ out:
 static int exchange(const unsigned char *send, const uint64_t *scount, const uint64_t *sdispl,
 		    unsigned char *recv, const uint64_t *rcount, const uint64_t *rdispl)
 {
+	/* CLSORT_MPI_CHUNK makes messages smaller, so that tests send
+	 * ranges in many pieces. */
+	const char *env = getenv("CLSORT_MPI_CHUNK");
+	const uint64_t chunk = env && strtoull(env, NULL, 10) > 0 &&
+					       strtoull(env, NULL, 10) < CHUNK ?
+				       strtoull(env, NULL, 10) : CHUNK;
 	size_t nreq = 0, k = 0;
 	MPI_Request *req;
 	uint64_t off;
@@ -234,7 +240,7 @@ static int exchange(const unsigned char *send, const uint64_t *scount, const uin
 
 	for (i = 0; i < nprocs; i++)
 		if (i != me)
-			nreq += (size_t)((scount[i] + CHUNK - 1) / CHUNK + (rcount[i] + CHUNK - 1) / CHUNK);
+			nreq += (size_t)((scount[i] + chunk - 1) / chunk + (rcount[i] + chunk - 1) / chunk);
 	req = calloc(nreq + 1, sizeof *req);
 	if (!req) {
 		msg_errno(ENOMEM, "cannot exchange records");
@@ -243,15 +249,15 @@ static int exchange(const unsigned char *send, const uint64_t *scount, const uin
 	/* Messages between two processes arrive in the order sent: the
 	 * chunks of a range need no tags of their own. */
 	for (i = 0; i < nprocs; i++)
-		for (off = 0; i != me && off < rcount[i]; off += CHUNK)
+		for (off = 0; i != me && off < rcount[i]; off += chunk)
 			MPI_Irecv(recv + rdispl[i] + off,
-				  (int)(rcount[i] - off < CHUNK ? rcount[i] - off : CHUNK), MPI_BYTE, i,
+				  (int)(rcount[i] - off < chunk ? rcount[i] - off : chunk), MPI_BYTE, i,
 				  0, MPI_COMM_WORLD, &req[k++]);
 	for (i = 1; i < nprocs; i++) {
 		const int to = (me + i) % nprocs;
-		for (off = 0; off < scount[to]; off += CHUNK)
+		for (off = 0; off < scount[to]; off += chunk)
 			MPI_Isend(send + sdispl[to] + off,
-				  (int)(scount[to] - off < CHUNK ? scount[to] - off : CHUNK), MPI_BYTE,
+				  (int)(scount[to] - off < chunk ? scount[to] - off : chunk), MPI_BYTE,
 				  to, 0, MPI_COMM_WORLD, &req[k++]);
 	}
 	if (scount[me])

@@ -90,6 +90,14 @@ np.save('$T/in.npy', rng.integers(-9, 9, 50000, dtype=np.int32))
   same_as_one -f npy
 }
 
+@test "ranges sent in many messages" {
+  "$REFSORT" gen-kv 30000 15 u64 > "$T/in"
+  CLSORT_MPI_CHUNK=1000 same_as_one -f kv -k u64 -s
+  CLSORT_MPI_CHUNK=1000 run across 3 -v "${DEV[@]}" -f kv -k u64 "$T/in" -o "$T/out"
+  assert_success
+  assert_output --regexp "rank 1: .* [0-9]{6} bytes received"
+}
+
 @test "each process sorts its range in runs when it does not fit" {
   "$REFSORT" gen-rec 100000 8 0 u32 8 > "$T/in"
   same_as_one -R 8 -S 32K
