@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "engine.h"
 #include "partition.h"
 #include "runs.h"
 #include "tmpfile.h"
@@ -78,30 +79,52 @@ int md_append(struct out_writer *w, int fd)
 	return rc;
 }
 
-/* One device's range and what became of it. */
+/* The jobs wait for their ranges here while their devices start. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t open;
+	bool ready;		/* the ranges are assigned... */
+	bool cancel;		/* ...or there will be none */
+};
+
+/* One device: its engine, its range and what became of it. */
 struct job {
-	const struct cls_opts *o;
-	const struct enc_format *f;
-	const char *device;
-	unsigned threads;
-	uint64_t memory;
-	const struct in_set *range;
+	struct cls_opts o;	/* the device's share of the options */
+	struct enc_format f;
+	struct gate *gate;
+	struct engine *eng;
+	const struct in_set *range;	/* NULL: none for this device */
 	struct out_writer w;	/* a part of the output, or a temporary file */
 	int tmp;		/* that file, or -1 */
 	bool opened;
-	double secs;
+	double t_open, secs;
 	int rc;
 };
 
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
-	const double t0 = now_sec();
+	struct eng_config ec;
+	double t0 = now_sec();
+	bool cancel;
 
-	j->rc = md_sort_on(j->o, j->f, j->device, j->threads, j->memory, j->range, &j->w);
-	if (j->rc == 0)
-		j->rc = out_finish(&j->w);
+	/* The device starts while the input is cut into ranges. */
+	runs_config(&j->o, &j->f, j->o.device, &ec);
+	j->rc = eng_open(&j->eng, &ec);
+	j->t_open = now_sec() - t0;
+	pthread_mutex_lock(&j->gate->lock);
+	while (!j->gate->ready)
+		pthread_cond_wait(&j->gate->open, &j->gate->lock);
+	cancel = j->gate->cancel;
+	pthread_mutex_unlock(&j->gate->lock);
+	t0 = now_sec();
+	if (j->rc == 0 && !cancel && j->range) {
+		j->rc = runs_sort_on(&j->o, &j->f, j->range, &j->w, j->eng);
+		if (j->rc == 0)
+			j->rc = out_finish(&j->w);
+	}
 	j->secs = now_sec() - t0;
+	eng_close(j->eng);
 	return NULL;
 }
 
@@ -112,10 +135,20 @@ static int open_job(struct job *j, struct out_writer *out, bool parts, uint64_t 
 {
 	if (parts)
 		return out_open_part(&j->w, out, off);
-	j->tmp = tmp_create(j->o->tmpdir);
+	j->tmp = tmp_create(j->o.tmpdir);
 	if (j->tmp < 0)
 		return CLS_E_FAIL;
 	return out_open_fd(&j->w, j->tmp, "a temporary file");
+}
+
+/* Let the jobs go: to their ranges, or (cancel) to closing their devices. */
+static void release(struct gate *g, bool cancel)
+{
+	pthread_mutex_lock(&g->lock);
+	g->ready = true;
+	g->cancel = cancel;
+	pthread_cond_broadcast(&g->open);
+	pthread_mutex_unlock(&g->lock);
 }
 
 int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct enc_format *f,
@@ -124,77 +157,79 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 	const size_t n = d->count;
 	const unsigned threads = f->threads / n ? f->threads / (unsigned)n : 1;
 	const uint64_t records = f->fmt == CLS_FMT_BIN ? in->bytes / f->rec_size : in->bytes;
+	struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false };
 	struct part_set parts;
 	struct job *jobs = NULL;
 	pthread_t *tids = NULL;
-	bool exact_parts;
+	bool exact_parts = false;
 	uint64_t off = 0;
 	size_t i, started = 0;
 	double t0 = now_sec();
-	int rc;
+	int rc = CLS_E_FAIL;
 
+	memset(&parts, 0, sizeof parts);
 	if (n == 1)
 		return md_sort_on(o, f, d->specs[0], f->threads, o->memory_bytes, in, out);
+	jobs = calloc(n, sizeof *jobs);
+	tids = calloc(n, sizeof *tids);
+	if (!jobs || !tids) {
+		msg_errno(ENOMEM, "cannot sort on %zu devices", n);
+		goto out;
+	}
+	for (started = 0; started < n; started++) {
+		struct job *j = &jobs[started];
+		int err;
+		j->o = *o;
+		j->o.device = d->specs[started];
+		j->o.memory_bytes = o->memory_bytes / n;
+		j->o.threads = threads;
+		j->f = *f;
+		j->f.threads = threads;
+		j->gate = &gate;
+		j->tmp = -1;
+		if ((err = pthread_create(&tids[started], NULL, job_main, j))) {
+			msg_errno(err, "cannot start a thread for device %s", j->o.device);
+			goto out;
+		}
+	}
 	rc = part_split_n(f, in, records, n, SAMPLES, md_whole_keys(f), &parts);
-	/* A kv line without a key: sorting on one device names it. */
-	if (rc == PART_BAD_LINE)
-		return md_sort_on(o, f, d->specs[0], f->threads, o->memory_bytes, in, out);
 	if (rc)
-		return rc;
+		goto out;
 	msg_info(1, "%llu bytes cut into %zu key ranges for %zu devices in %.3f s",
 		 (unsigned long long)in->bytes, parts.count, n, now_sec() - t0);
 	/* Every record is in the ranges now. */
 	for (i = 0; i < in->count; i++)
 		in_release(&in->files[i], 0, in->files[i].size);
 	exact_parts = md_exact(f) && out_seekable(out);
-	jobs = calloc(parts.count, sizeof *jobs);
-	tids = calloc(parts.count, sizeof *tids);
-	if (!jobs || !tids) {
-		msg_errno(ENOMEM, "cannot sort on %zu devices", n);
-		rc = CLS_E_FAIL;
-		goto out;
-	}
 	for (i = 0; i < parts.count; i++) {
-		struct job *j = &jobs[i];
-		j->o = o;
-		j->f = f;
-		j->device = d->specs[i % n];
-		j->threads = threads;
-		j->memory = o->memory_bytes / n;
-		j->range = &parts.ranges[i];
-		j->tmp = -1;
-		if ((rc = open_job(j, out, exact_parts, off)))
+		if ((rc = open_job(&jobs[i], out, exact_parts, off)))
 			goto out;
-		j->opened = true;
+		jobs[i].opened = true;
+		jobs[i].range = &parts.ranges[i];
 		off += parts.ranges[i].bytes;
 	}
 	t0 = now_sec();
-	for (started = 0; started < parts.count; started++) {
-		const int err = pthread_create(&tids[started], NULL, job_main, &jobs[started]);
-		if (err) {
-			msg_errno(err, "cannot start a thread for device %s", jobs[started].device);
-			rc = CLS_E_FAIL;
-			break;
-		}
-	}
+out:
+	release(&gate, rc != 0);
 	for (i = 0; i < started; i++) {
-		const struct job *j = &jobs[i];
+		struct job *j = &jobs[i];
 		pthread_join(tids[i], NULL);
 		if (rc == 0)
 			rc = j->rc;
-		if (rc == 0 && !exact_parts)
+		if (rc == 0 && j->range && !exact_parts)
 			rc = md_append(out, j->tmp);
-		msg_info(1, "range %zu on device %s: %llu bytes (%.1f%%) sorted in %.3f s", i,
-			 j->device, (unsigned long long)j->range->bytes,
-			 in->bytes ? 100.0 * (double)j->range->bytes / (double)in->bytes : 0.0,
-			 j->secs);
+		if (j->range)
+			msg_info(1, "range %zu on device %s: %llu bytes (%.1f%%), device started in "
+				 "%.3f s, range sorted in %.3f s", i, j->o.device,
+				 (unsigned long long)j->range->bytes,
+				 in->bytes ? 100.0 * (double)j->range->bytes / (double)in->bytes : 0.0,
+				 j->t_open, j->secs);
 	}
 	if (rc == 0 && exact_parts)
 		rc = out_advance(out, off);
 	if (rc == 0)
 		msg_info(1, "%zu devices sorted their ranges in %.3f s", n, now_sec() - t0);
-out:
-	for (i = 0; jobs && i < parts.count; i++) {
+	for (i = 0; jobs && i < n; i++) {
 		/* What a writer not finished holds is dropped (a part's
 		 * file is out's, and stays). */
 		if (jobs[i].opened)
@@ -205,5 +240,8 @@ out:
 	free(jobs);
 	free(tids);
 	part_free(&parts);
+	/* A kv line without a key: sorting on one device names it. */
+	if (rc == PART_BAD_LINE)
+		return md_sort_on(o, f, d->specs[0], f->threads, o->memory_bytes, in, out);
 	return rc;
 }

@@ -343,8 +343,29 @@ static int sort_ranges(struct sorter *s, const struct in_set *in, uint64_t recor
 	return rc;
 }
 
+void runs_config(const struct cls_opts *o, const struct enc_format *f, const char *device,
+		 struct eng_config *ec)
+{
+	const bool kv = f->fmt == CLS_FMT_KV;
+	const size_t ws = word_size(f->kind);
+
+	*ec = (struct eng_config){ .device = device, .kind = f->kind, .local = o->local,
+				   .profiling = o->verbose > 0, .threads = f->threads,
+				   .buffer_bytes = o->buffer_bytes,
+				   .buffer_percent = o->buffer_percent,
+				   .memory = o->memory_bytes / 2,
+				   .beside = (kv || f->unique ? ws : 0) +
+					     (kv ? sizeof(struct kv_line) : 0) };
+}
+
 int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 	      struct out_writer *out)
+{
+	return runs_sort_on(o, f, in, out, NULL);
+}
+
+int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
+		 struct out_writer *out, struct engine *given)
 {
 	const bool kv = f->fmt == CLS_FMT_KV;
 	const size_t ws = word_size(f->kind);
@@ -373,21 +394,24 @@ int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct
 	if (enc_plan_init(&pl, f, in))
 		return CLS_E_FAIL;
 	total = pl.total;
-	choose(o, f, total, &choice);
+	if (given) {
+		memset(&choice, 0, sizeof choice);
+		choice.device = given->host ? ENG_HOST : o->device;
+	} else {
+		choose(o, f, total, &choice);
+	}
 	/* Starting a device takes a while: have the input's pages and the
 	 * output's blocks ready by then. */
 	if (!eng_is_host(choice.device))
 		srt_warm_start(&warm);
-	ec = (struct eng_config){ .device = choice.device, .kind = f->kind, .local = o->local,
-				  .profiling = o->verbose > 0, .threads = f->threads,
-				  .buffer_bytes = o->buffer_bytes,
-				  .buffer_percent = o->buffer_percent,
-				  .memory = o->memory_bytes / 2,
-				  .beside = (kv || f->unique ? ws : 0) +
-					    (kv ? sizeof(struct kv_line) : 0) };
 	t0 = now_sec();
-	if (eng_open(&s.eng, &ec))
-		goto out;
+	if (given) {
+		s.eng = given;
+	} else {
+		runs_config(o, f, choice.device, &ec);
+		if (eng_open(&s.eng, &ec))
+			goto out;
+	}
 	want = total ? total : 1;
 	if (f->indexed && want > index_limit())
 		want = index_limit();
@@ -444,7 +468,7 @@ out:
 	free(b.lines);
 	enc_plan_free(&pl);
 	free(b.slices);
-	if (s.eng) {
+	if (s.eng && !given) {
 		/* What measure needs of it, kept past closing it. */
 		const struct engine seen = *s.eng;
 		t0 = now_sec();
