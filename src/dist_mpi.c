@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "output.h"
 #include "partition.h"
 #include "pipeline.h"
+#include "runs.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -75,6 +77,12 @@ struct share {
 	char *tmp_path;			/* process 0: the output's temporary file */
 	int out_fd;
 	uint64_t head_len;		/* bytes before the sorted records */
+	struct cls_opts ro;		/* this process's share of the options */
+	struct engine *eng;		/* its device, opened by... */
+	pthread_t starter;		/* ...this thread, while the records move */
+	bool starting;
+	int start_rc;
+	double t_start;
 	double t[8];
 };
 
@@ -369,13 +377,34 @@ static int write_head(struct share *s)
 	return rc;
 }
 
+static void *start_device(void *arg)
+{
+	struct share *s = arg;
+	struct eng_config ec;
+	const double t0 = now_sec();
+
+	runs_config(&s->ro, &s->f, s->ro.device, &ec);
+	s->start_rc = eng_open(&s->eng, &ec);
+	s->t_start = now_sec() - t0;
+	return NULL;
+}
+
+/* The device started by start_device: 0, or CLS_E_FAIL (its message is
+ * printed). */
+static int started_device(struct share *s)
+{
+	if (!s->starting)
+		return CLS_E_FAIL;
+	pthread_join(s->starter, NULL);
+	s->starting = false;
+	return s->start_rc;
+}
+
 /* Sort range on this process's device and write it at its offset in the
  * output: straight there when its size is known, else through a
  * temporary file whose size then places it. */
-static int sort_range(struct share *s, const struct in_set *range, const char *device,
-		      uint64_t *written)
+static int sort_range(struct share *s, const struct in_set *range, uint64_t *written)
 {
-	const uint64_t memory = s->o->memory_bytes / (uint64_t)s->lsize;
 	struct out_writer file, part, tw;
 	uint64_t size = range->bytes, off = 0;
 	int tmp = -1, rc;
@@ -394,7 +423,7 @@ static int sort_range(struct share *s, const struct in_set *range, const char *d
 			rc = CLS_E_FAIL;
 			goto out;
 		}
-		rc = md_sort_on(s->o, &s->f, device, s->f.threads, memory, range, &tw);
+		rc = runs_sort_on(&s->ro, &s->f, range, &tw, s->eng);
 		if (rc == 0)
 			rc = out_finish(&tw);
 		else
@@ -409,8 +438,7 @@ static int sort_range(struct share *s, const struct in_set *range, const char *d
 	off += s->head_len;
 	if ((rc = out_open_part(&part, &file, off)))
 		goto out;
-	rc = tmp < 0 ? md_sort_on(s->o, &s->f, device, s->f.threads, memory, range, &part) :
-		       md_append(&part, tmp);
+	rc = tmp < 0 ? runs_sort_on(&s->ro, &s->f, range, &part, s->eng) : md_append(&part, tmp);
 	if (rc == 0)
 		rc = out_finish(&part);
 	else
@@ -517,7 +545,19 @@ static int sort_across(const struct cls_opts *o)
 		s.f.threads /= (unsigned)s.lsize;
 	else if (!o->threads)
 		s.f.threads = 1;
-	if (make_slice(&s) || !(device = rank_device(&s)) || open_output(&s) || write_head(&s))
+	if (make_slice(&s) || !(device = rank_device(&s)))
+		goto out;
+	/* The device starts while the records move. */
+	s.ro = *o;
+	s.ro.device = device;
+	s.ro.memory_bytes = o->memory_bytes / (uint64_t)s.lsize;
+	s.ro.threads = s.f.threads;
+	if ((i = pthread_create(&s.starter, NULL, start_device, &s))) {
+		msg_errno(i, "cannot start device %s", device);
+		goto out;
+	}
+	s.starting = true;
+	if (open_output(&s) || write_head(&s))
 		goto out;
 	sp = calloc((size_t)nprocs, sizeof *sp);
 	cnt = calloc(4 * (size_t)nprocs, sizeof *cnt);
@@ -563,15 +603,15 @@ static int sort_across(const struct cls_opts *o)
 	{
 		struct in_file file = { .name = "the input", .data = recv, .size = received };
 		const struct in_set range = { &file, 1, received };
-		if ((rc = sort_range(&s, &range, device, &written)))
+		if ((rc = started_device(&s)) || (rc = sort_range(&s, &range, &written)))
 			goto out;
 	}
 	s.t[5] = now_sec();
 	msg_info(1, "slice of %llu bytes read in %.3f s; splitters in %.3f s, cut in %.3f s, "
-		 "%llu bytes received in %.3f s, sorted on %s and %llu bytes written in %.3f s",
-		 (unsigned long long)s.slice.bytes, s.t[1] - s.t[0], s.t[2] - s.t[1],
-		 s.t[3] - s.t[2], (unsigned long long)received, s.t[4] - s.t[3], device,
-		 (unsigned long long)written, s.t[5] - s.t[4]);
+		 "%llu bytes received in %.3f s, device %s started in %.3f s, sorted and %llu "
+		 "bytes written in %.3f s", (unsigned long long)s.slice.bytes, s.t[1] - s.t[0],
+		 s.t[2] - s.t[1], s.t[3] - s.t[2], (unsigned long long)received, s.t[4] - s.t[3],
+		 device, s.t_start, (unsigned long long)written, s.t[5] - s.t[4]);
 	/* Every part is written: the output may take its name. */
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (me == 0) {
@@ -595,6 +635,9 @@ static int sort_across(const struct cls_opts *o)
 			msg_info(1, "total %.3f s on %d processes", now_sec() - s.t[0], nprocs);
 	}
 out:
+	if (s.starting)
+		started_device(&s);
+	eng_close(s.eng);
 	if (s.out_fd >= 0)
 		close(s.out_fd);
 	/* A failure ends every process; the first one's file goes now. */

@@ -30,18 +30,14 @@ void md_devices_free(struct md_devices *d)
 	d->count = 0;
 }
 
-int md_sort_on(const struct cls_opts *o, const struct enc_format *f, const char *device,
-	       unsigned threads, uint64_t memory, const struct in_set *range,
-	       struct out_writer *w)
+/* Sort in into out on one device, as runs_sort does. */
+static int sort_on(const struct cls_opts *o, const struct enc_format *f, const char *device,
+		   const struct in_set *in, struct out_writer *out)
 {
 	struct cls_opts one = *o;
-	struct enc_format ff = *f;
 
 	one.device = device;
-	one.memory_bytes = memory;
-	one.threads = threads;
-	ff.threads = threads;
-	return runs_sort(&one, &ff, range, w);
+	return runs_sort(&one, f, in, out);
 }
 
 bool md_exact(const struct enc_format *f)
@@ -169,7 +165,7 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 
 	memset(&parts, 0, sizeof parts);
 	if (n == 1)
-		return md_sort_on(o, f, d->specs[0], f->threads, o->memory_bytes, in, out);
+		return sort_on(o, f, d->specs[0], in, out);
 	jobs = calloc(n, sizeof *jobs);
 	tids = calloc(n, sizeof *tids);
 	if (!jobs || !tids) {
@@ -242,6 +238,6 @@ out:
 	part_free(&parts);
 	/* A kv line without a key: sorting on one device names it. */
 	if (rc == PART_BAD_LINE)
-		return md_sort_on(o, f, d->specs[0], f->threads, o->memory_bytes, in, out);
+		return sort_on(o, f, d->specs[0], in, out);
 	return rc;
 }

@@ -31,14 +31,8 @@ void md_devices_free(struct md_devices *d);
 int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct enc_format *f,
 	    const struct in_set *in, struct out_writer *out);
 
-/* What sorting one key range takes, for the ranges of md_sort and of the
+/* What sorting key ranges takes, for the ranges of md_sort and of the
  * processes of a distributed sort. */
-
-/* Sort range into w on device, with threads host threads and memory bytes
- * of host memory, as runs_sort does.  Same returns. */
-int md_sort_on(const struct cls_opts *o, const struct enc_format *f, const char *device,
-	       unsigned threads, uint64_t memory, const struct in_set *range,
-	       struct out_writer *w);
 
 /* Whether the sorted output of a range cut by the partitioner has exactly
  * the range's bytes (no -u, no --skip-bad: every record is written once;
