@@ -1,5 +1,7 @@
-/* The host sort: a stable LSD radix sort of sort words, 11 bits a pass,
- * on host threads. */
+/* The host sort: a stable radix sort of sort words on host threads.  One
+ * 11-bit pass on the highest digit that differs, then each bucket sorted
+ * by its lower digits in the caches; where a bucket is too large for them
+ * (skewed keys), 11-bit LSD passes over the whole array. */
 #ifndef CLSORT_RADIX_H
 #define CLSORT_RADIX_H
 
