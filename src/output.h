@@ -29,7 +29,7 @@ struct out_writer {
 	unsigned char *map;	/* -o: a shared mapping of the file's first map_len bytes */
 	size_t map_len;
 	size_t presized;	/* bytes the file was given before any data */
-	unsigned threads;	/* for copies into the mapping */
+	unsigned threads;	/* for copies into the mapping or memory */
 	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
 };
 
@@ -42,8 +42,10 @@ int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;
  * name for messages. */
 int out_open_fd(struct out_writer *w, int fd, const char *name);
-/* A writer that keeps everything in memory (w->buf, w->len). */
-int out_open_mem(struct out_writer *w, size_t expect);
+/* A writer that keeps everything in memory (w->buf, w->len), room for
+ * expect bytes to start with; copies and decodes into that room run on up
+ * to threads threads. */
+int out_open_mem(struct out_writer *w, size_t expect, unsigned threads);
 
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */
