@@ -360,7 +360,7 @@ static int write_head(struct share *s)
 	struct out_writer mem, file;
 	int rc;
 
-	if (out_open_mem(&mem, 0))
+	if (out_open_mem(&mem, 0, 1))
 		return CLS_E_FAIL;
 	rc = cls_write_head(s->o, &s->ci, &mem);
 	s->head_len = mem.len;

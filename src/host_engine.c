@@ -57,6 +57,7 @@ static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consum
 		    void *ctx)
 {
 	struct hst *h = (struct hst *)e;
+	void *sorted;
 	double t0;
 	int rc;
 
@@ -69,9 +70,9 @@ static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consum
 	if ((rc = produce(ctx, h->words, 0, n)))
 		return rc;
 	t0 = now_sec();
-	rc = radix_sort(h->words, h->scratch, n, h->c.kind, h->c.threads);
+	rc = radix_sort(h->words, h->scratch, n, h->c.kind, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
-	return rc ? rc : consume(ctx, h->words, 0, n);
+	return rc ? rc : consume(ctx, sorted, 0, n);
 }
 
 static void hst_report(const struct engine *e)

@@ -418,7 +418,7 @@ static void part_job(void *arg)
 	struct part_job *j = arg;
 	j->rc = 0;
 	if (!j->w.buf)
-		j->rc = out_open_mem(&j->w, j->expect);
+		j->rc = out_open_mem(&j->w, j->expect, 1);
 	j->w.len = 0;
 	if (j->rc == 0)
 		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ? bin_merge(j->f, j->pieces, j->k, &j->w) :

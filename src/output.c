@@ -44,11 +44,12 @@ int out_open_fd(struct out_writer *w, int fd, const char *name)
 	return init(w, fd, name, OUT_BUF);
 }
 
-int out_open_mem(struct out_writer *w, size_t expect)
+int out_open_mem(struct out_writer *w, size_t expect, unsigned threads)
 {
 	if (init(w, -1, "memory", expect ? expect : 4096))
 		return CLS_E_FAIL;
 	w->mem = true;
+	w->threads = threads ? threads : 1;
 	return 0;
 }
 
@@ -337,6 +338,15 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 void *out_claim(struct out_writer *w, size_t len)
 {
 	void *p;
+	/* A run kept in memory, within the room it was opened with. */
+	if (w->mem) {
+		if (len > w->cap - w->len)
+			return NULL;
+		p = w->buf + w->len;
+		w->len += len;
+		w->total += len;
+		return p;
+	}
 	if (!w->map || w->total > w->map_len || len > w->map_len - w->total)
 		return NULL;
 	p = w->map + w->total;
@@ -378,7 +388,7 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 			w->buf = g;
 			w->cap = cap;
 		}
-		memcpy(w->buf + w->len, p, len);
+		copy_parallel(w->buf + w->len, p, len, w->threads);
 		w->len += len;
 		return 0;
 	}

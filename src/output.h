@@ -31,7 +31,7 @@ struct out_writer {
 	size_t map_lead;
 	size_t map_len;
 	size_t presized;	/* bytes the file was given before any data */
-	unsigned threads;	/* for copies into the mapping */
+	unsigned threads;	/* for copies into the mapping or memory */
 	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
 	bool part;		/* a part of another writer's file, written at... */
 	uint64_t at;		/* ...this offset */
@@ -46,8 +46,10 @@ int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;
  * name for messages. */
 int out_open_fd(struct out_writer *w, int fd, const char *name);
-/* A writer that keeps everything in memory (w->buf, w->len). */
-int out_open_mem(struct out_writer *w, size_t expect);
+/* A writer that keeps everything in memory (w->buf, w->len), room for
+ * expect bytes to start with; copies and decodes into that room run on up
+ * to threads threads. */
+int out_open_mem(struct out_writer *w, size_t expect, unsigned threads);
 
 /* Whether w writes a regular file at its offset, where parts of it may be
  * written side by side (out_open_part). */

@@ -1,5 +1,7 @@
-/* The host sort: a stable LSD radix sort of sort words, 11 bits a pass,
- * on host threads. */
+/* The host sort: a stable radix sort of sort words on host threads.  One
+ * 11-bit pass on the highest digit that differs, then each bucket sorted
+ * by its lower digits in the caches; where a bucket is too large for them
+ * (skewed keys), 11-bit LSD passes over the whole array. */
 #ifndef CLSORT_RADIX_H
 #define CLSORT_RADIX_H
 
@@ -10,8 +12,11 @@
 /* Sort words[0..n) of kind ascending by unsigned value (WORD128: hi, then
  * lo), keeping equal words in their order, on up to threads threads (0
  * counts as 1).  scratch holds n words, or is NULL to have the sort
- * allocate them.  0, or CLS_E_FAIL after a message when that allocation
- * fails. */
-int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads);
+ * allocate them.  The sorted words end in words, or, where sorted is not
+ * NULL and scratch was given, in whichever of words and scratch *sorted
+ * names (which spares a copy).  0, or CLS_E_FAIL after a message when the
+ * scratch allocation fails. */
+int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
+	       void **sorted);
 
 #endif

@@ -93,7 +93,7 @@ int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
 	if (!s->files) {
-		if (out_open_mem(w, expect))
+		if (out_open_mem(w, expect, s->f->threads))
 			return CLS_E_FAIL;
 		populate_parallel(w->buf, expect, s->f->threads);
 		return 0;
