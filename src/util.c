@@ -109,11 +109,14 @@ ssize_t read_full(int fd, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
-int write_full(int fd, const void *buf, size_t len)
+/* write(2), or pwrite(2) at *off when off is not NULL, until all len
+ * bytes are written, in pieces of at most 1 GiB. */
+static int write_all(int fd, const void *buf, size_t len, uint64_t *off)
 {
 	const char *p = buf;
 	while (len) {
-		ssize_t w = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+		const size_t n = len > (1u << 30) ? (1u << 30) : len;
+		ssize_t w = off ? pwrite(fd, p, n, (off_t)*off) : write(fd, p, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -124,30 +127,21 @@ int write_full(int fd, const void *buf, size_t len)
 			return -1;
 		}
 		p += w;
+		if (off)
+			*off += (uint64_t)w;
 		len -= (size_t)w;
 	}
 	return 0;
 }
 
+int write_full(int fd, const void *buf, size_t len)
+{
+	return write_all(fd, buf, len, NULL);
+}
+
 int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
-	const char *p = buf;
-	while (len) {
-		ssize_t w = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		p += w;
-		off += (uint64_t)w;
-		len -= (size_t)w;
-	}
-	return 0;
+	return write_all(fd, buf, len, &off);
 }
 
 int parse_size(const char *s, uint64_t *bytes, double *percent)

@@ -59,16 +59,6 @@ static uint64_t f64bits(double d)
 
 /* A known defect: reported as a skipped test until it is fixed. */
 
-/* xorshift64*, fixed seed: reproducible random pairs. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
 static void test_integer_parse(void)
 {
 	/* u32 */

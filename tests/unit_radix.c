@@ -21,16 +21,6 @@ static const char *const shape_names[SHAPES] = {
 
 static const char *const kind_names[] = { "u32", "u64", "128-bit" };
 
-/* xorshift64*, fixed seed: reproducible words. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
 static int cmp32(const void *a, const void *b)
 {
 	const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
