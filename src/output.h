@@ -39,9 +39,9 @@ struct out_writer {
 
 /* The final output: stdout when path is NULL, else path, written through a
  * temporary file in its directory when it is (or will be) a regular file:
- * an unnamed one (O_TMPFILE) where the file system has them, else a named
- * .clsort.XXXXXX.  With sync, out_finish makes the file and its name
- * durable.  0 or CLS_E_FAIL after a message. */
+ * an unnamed one (O_TMPFILE) where the file system has them, else one
+ * named .clsort. and six random characters.  With sync, out_finish makes
+ * the file and its name durable.  0 or CLS_E_FAIL after a message. */
 int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;
  * name for messages. */
