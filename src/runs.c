@@ -181,6 +181,7 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 	struct in_file *files = calloc(k, sizeof *files);
 	struct mrg_run *pieces = calloc(k, sizeof *pieces);
 	size_t total = 0, p, r, on_host = 0;
+	double t1, t2;
 	int rc = CLS_E_FAIL;
 
 	if (!cuts || !files || !pieces) {
@@ -207,6 +208,7 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 			set.count++;
 			set.bytes += e - a;
 		}
+		t1 = now_sec();
 		if (enc_plan_init(&pl, f, &set))
 			goto out;
 		if (pl.total > s->cap) {
@@ -218,9 +220,12 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 		enc_plan_free(&pl);
 		if (rc < 0)
 			goto out;
+		t2 = now_sec();
 		/* What the parts have passed of the runs is needed no more. */
 		for (r = 0; r < k; r++)
 			mrg_release(&runs[r], cuts[(p + 1) * k + r]);
+		msg_info(3, "part %zu: planned and sorted in %.3f s, runs released in %.3f s", p,
+			 t2 - t1, now_sec() - t2);
 	}
 	rc = 0;
 	s->resorted += parts;
@@ -265,6 +270,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 	int rc;
 
 	for (;;) {
+		double t1 = now_sec(), t2, t3, t4;
 		int planned = enc_plan_next(pl, s->cap, b);
 		if (planned < 0)
 			return CLS_E_FAIL;
@@ -282,9 +288,12 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			size_t bytes = 0;
 			for (i = 0; i < b->nslices; i++)
 				bytes += b->slices[i].len + 1;
+			t2 = now_sec();
 			if (spl_writer(&s->spill, &w, &r, bytes))
 				return CLS_E_FAIL;
+			t3 = now_sec();
 			rc = srt_run(s->eng, s->f, b, &w, NULL, &s->t);
+			t4 = now_sec();
 			records += b->n;
 			t->records += b->n;
 			t->skipped += b->skipped;
@@ -296,6 +305,9 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 				return rc;
 			for (i = 0; i < b->nslices; i++)
 				in_release(b->slices[i].file, b->slices[i].off, b->slices[i].len);
+			msg_info(3, "run %zu: %zu records; planned in %.3f s, its memory in %.3f s, "
+				 "sorted in %.3f s, kept and its input released in %.3f s", runs, b->n,
+				 t2 - t1, t3 - t2, t4 - t3, now_sec() - t4);
 		}
 	}
 	if (runs <= 1)
@@ -376,6 +388,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	struct enc_batch b;
 	struct tally t = { 0, 0, 0 };
 	uint64_t total, want;
+	bool ranges;
 	int rc = CLS_E_FAIL;
 	/* bin records come out as they went in: the output's size is known.
 	 * Mapped and populated, the output is in memory all at once, which
@@ -445,8 +458,15 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * ranges would be cut by a prefix alone, nor for keys longer than
 	 * their words (bytes:N), whose ties they would split. */
 	rc = PART_BAD_LINE;
-	if (!s.spill.files && !f->unique && !f->str && !f->tail && total > s.cap &&
-	    part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f, s.eng)) {
+	ranges = !s.spill.files && !f->unique && !f->str && !f->tail && total > s.cap &&
+		 part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f, s.eng);
+	/* Runs of records to be merged on the device: their memory is made
+	 * ready while the device starts and sorts. */
+	if (!ranges && f->fmt == CLS_FMT_BIN && total > s.cap &&
+	    merge_on_device(s.eng, (size_t)((total + s.cap - 1) / s.cap), total, s.cap))
+		spl_reserve(&s.spill, in->bytes + 64 * (size_t)((total + s.cap - 1) / s.cap + 1) +
+					      ((size_t)1 << 20));
+	if (ranges) {
 		srt_warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);
 		if (rc == PART_BAD_LINE)

@@ -367,8 +367,25 @@ static void populate_jobs(void *p, size_t len, unsigned threads, bool touch)
 	run_parallel(populate_job, jobs, sizeof jobs[0], threads);
 }
 
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void mem_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	const uintptr_t end = ((uintptr_t)p + len) & ~(HUGE_PAGE - 1);
+
+	if (len >= 4 * HUGE_PAGE && end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
 void populate_parallel(void *p, size_t len, unsigned threads)
 {
+	mem_huge(p, len);
 	populate_jobs(p, len, threads, false);
 }
 

@@ -60,8 +60,15 @@ int cache_replace(const char *path, const void *a, size_t alen, const void *b, s
 unsigned cpu_count(void);
 
 /* Fault in the pages of fresh memory p[0..len) on up to threads threads,
- * which is much faster than taking the faults one by one while writing. */
+ * which is much faster than taking the faults one by one while writing.
+ * Large anonymous memory is first asked for huge pages (mem_huge). */
 void populate_parallel(void *p, size_t len, unsigned threads);
+
+/* Ask for huge pages in the anonymous memory p[0..len) where the kernel
+ * gives them on request: a fault then maps 2 MiB instead of 4 KiB, which
+ * makes faulting fresh buffers in, and giving them back, several times
+ * faster.  Does nothing to small buffers. */
+void mem_huge(void *p, size_t len);
 
 /* The same, one write fault per page: slower than populate_parallel, but
  * it never holds the address space's lock for long, so that a device
