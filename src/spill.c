@@ -84,12 +84,15 @@ static void *fill_arena(void *arg)
 {
 	struct spl_set *s = arg;
 	const unsigned threads = s->f->threads > 1 ? s->f->threads / 2 : 1;
+	const double t0 = now_sec();
 	size_t off;
 
 	for (off = 0; off < s->arena_len && !atomic_load(&s->stop_filling); off += FILL_SLICE)
 		populate_parallel(s->arena + off,
 				  s->arena_len - off < FILL_SLICE ? s->arena_len - off : FILL_SLICE,
 				  threads);
+	msg_info(2, "memory of the runs: %zu MiB faulted in by %u threads in %.3f s",
+		 off < s->arena_len ? off >> 20 : s->arena_len >> 20, threads, now_sec() - t0);
 	return NULL;
 }
 
