@@ -53,18 +53,6 @@ int out_open_mem(struct out_writer *w, size_t expect, unsigned threads)
 	return 0;
 }
 
-void out_open_mem_in(struct out_writer *w, unsigned char *buf, size_t size, unsigned threads)
-{
-	memset(w, 0, sizeof *w);
-	w->fd = -1;
-	w->name = "memory";
-	w->buf = buf;
-	w->cap = size;
-	w->mem = true;
-	w->lent = true;
-	w->threads = threads ? threads : 1;
-}
-
 /* An unnamed file in dir (O_TMPFILE), which nothing can leave behind; -1
  * where the kernel or the file system has none, or where it could not be
  * given a name at the end (no /proc). */
@@ -392,14 +380,11 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 	if (w->mem) {
 		if (w->len + len > w->cap) {
 			size_t cap = w->cap * 2 > w->len + len ? w->cap * 2 : w->len + len;
-			unsigned char *g = w->lent ? malloc(cap) : realloc(w->buf, cap);
+			unsigned char *g = realloc(w->buf, cap);
 			if (!g) {
 				msg_errno(ENOMEM, "cannot keep a sorted run in memory");
 				return CLS_E_FAIL;
 			}
-			if (w->lent)
-				memcpy(g, w->buf, w->len);
-			w->lent = false;
 			w->buf = g;
 			w->cap = cap;
 		}
@@ -560,8 +545,7 @@ int out_finish(struct out_writer *w)
 		return rc;
 	}
 	free_gathers(w);
-	if (!w->lent)
-		free(w->buf);
+	free(w->buf);
 	w->buf = NULL;
 	free(w->dir);
 	w->dir = NULL;
@@ -582,8 +566,7 @@ void out_abort(struct out_writer *w)
 		w->tmp_path = NULL;
 		w->fd = -1;
 	}
-	if (!w->lent)
-		free(w->buf);
+	free(w->buf);
 	w->buf = NULL;
 	free(w->dir);
 	w->dir = NULL;

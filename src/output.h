@@ -23,7 +23,6 @@ struct out_writer {
 	unsigned char *buf;
 	size_t cap, len;
 	bool mem;		/* grows in memory, never flushed */
-	bool lent;		/* mem: buf is the caller's, not to be freed or grown */
 	bool close_fd;		/* out_finish closes fd (a device opened by path) */
 	size_t total;		/* bytes written so far */
 	struct gather *gathers;	/* per-thread buffers of out_emit */
@@ -51,9 +50,6 @@ int out_open_fd(struct out_writer *w, int fd, const char *name);
  * expect bytes to start with; copies and decodes into that room run on up
  * to threads threads. */
 int out_open_mem(struct out_writer *w, size_t expect, unsigned threads);
-/* A memory writer into the caller's size bytes at buf; what does not fit
- * moves the whole to memory of its own (buf is then no longer used). */
-void out_open_mem_in(struct out_writer *w, unsigned char *buf, size_t size, unsigned threads);
 
 /* Whether w writes a regular file at its offset, where parts of it may be
  * written side by side (out_open_part). */

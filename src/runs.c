@@ -460,12 +460,6 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	rc = PART_BAD_LINE;
 	ranges = !s.spill.files && !f->unique && !f->str && !f->tail && total > s.cap &&
 		 part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f, s.eng);
-	/* Runs of records to be merged on the device: their memory is made
-	 * ready while the device starts and sorts. */
-	if (!ranges && f->fmt == CLS_FMT_BIN && total > s.cap &&
-	    merge_on_device(s.eng, (size_t)((total + s.cap - 1) / s.cap), total, s.cap))
-		spl_reserve(&s.spill, in->bytes + 64 * (size_t)((total + s.cap - 1) / s.cap + 1) +
-					      ((size_t)1 << 20));
 	if (ranges) {
 		srt_warm_out_done(&warm);
 		rc = sort_ranges(&s, in, total, &b, out, &t);

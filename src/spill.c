@@ -76,57 +76,11 @@ int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, 
 	return files ? choose_fanin(s, est_runs) : 0;
 }
 
-/* Fault the block's pages in, front to back, a slice at a time on half
- * the threads: the other half write runs meanwhile. */
-#define FILL_SLICE ((size_t)64 << 20)
-
-static void *fill_arena(void *arg)
-{
-	struct spl_set *s = arg;
-	const unsigned threads = s->f->threads > 1 ? s->f->threads / 2 : 1;
-	const double t0 = now_sec();
-	size_t off;
-
-	for (off = 0; off < s->arena_len && !atomic_load(&s->stop_filling); off += FILL_SLICE)
-		populate_parallel(s->arena + off,
-				  s->arena_len - off < FILL_SLICE ? s->arena_len - off : FILL_SLICE,
-				  threads);
-	msg_info(2, "memory of the runs: %zu MiB faulted in by %u threads in %.3f s",
-		 off < s->arena_len ? off >> 20 : s->arena_len >> 20, threads, now_sec() - t0);
-	return NULL;
-}
-
-void spl_reserve(struct spl_set *s, size_t bytes)
-{
-	void *p;
-
-	if (s->files || s->arena || bytes == 0)
-		return;
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return;
-	mem_huge(p, bytes);
-	s->arena = p;
-	s->arena_len = bytes;
-	s->arena_used = 0;
-	atomic_store(&s->stop_filling, false);
-	s->filling = pthread_create(&s->filler, NULL, fill_arena, s) == 0;
-}
-
 void spl_free(struct spl_set *s)
 {
 	size_t i;
 	for (i = 0; i < s->n; i++)
 		run_free(&s->runs[i]);
-	if (s->filling) {
-		atomic_store(&s->stop_filling, true);
-		pthread_join(s->filler, NULL);
-		s->filling = false;
-	}
-	if (s->arena)
-		munmap(s->arena, s->arena_len);
-	s->arena = NULL;
-	s->arena_len = s->arena_used = 0;
 	free(s->runs);
 	s->runs = NULL;
 	s->n = s->cap = 0;
@@ -138,11 +92,6 @@ int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_
 
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	if (!s->files && s->arena && s->arena_len - s->arena_used >= expect) {
-		out_open_mem_in(w, s->arena + s->arena_used, s->arena_len - s->arena_used,
-				s->f->threads);
-		return 0;
-	}
 	if (!s->files) {
 		if (out_open_mem(w, expect, s->f->threads))
 			return CLS_E_FAIL;
@@ -163,16 +112,8 @@ void spl_discard(struct out_writer *w, struct mrg_run *r)
 }
 
 /* Make the run's written bytes readable through r->data. */
-static int seal(struct spl_set *s, struct out_writer *w, struct mrg_run *r)
+static int seal(struct out_writer *w, struct mrg_run *r)
 {
-	if (w->mem && w->lent) {
-		/* The next run starts on a cache line of its own. */
-		s->arena_used += (w->len + 63) / 64 * 64;
-		r->data = w->buf;
-		r->len = w->len;
-		w->buf = NULL;
-		return 0;
-	}
 	if (w->mem) {
 		r->heap = w->buf;
 		r->data = w->buf;
@@ -225,7 +166,7 @@ static int merge_tail(struct spl_set *s, size_t k)
 		return CLS_E_FAIL;
 	rc = merge(s, first, k, &w);
 	if (rc == 0)
-		rc = seal(s, &w, &merged);
+		rc = seal(&w, &merged);
 	else
 		out_abort(&w);
 	if (rc) {
@@ -242,7 +183,7 @@ static int merge_tail(struct spl_set *s, size_t k)
 
 int spl_keep(struct spl_set *s, struct out_writer *w, struct mrg_run *r)
 {
-	if (seal(s, w, r)) {
+	if (seal(w, r)) {
 		run_free(r);
 		return CLS_E_FAIL;
 	}

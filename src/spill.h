@@ -5,8 +5,6 @@
 #ifndef CLSORT_SPILL_H
 #define CLSORT_SPILL_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,13 +23,6 @@ struct spl_set {
 	size_t n, cap;
 	unsigned merges;	/* merge passes */
 	double t_merge;
-	/* spl_reserve: memory the runs are written into one after another,
-	 * whose pages a helper thread faults in ahead of them. */
-	unsigned char *arena;
-	size_t arena_len, arena_used;
-	pthread_t filler;
-	bool filling;
-	atomic_bool stop_filling;
 };
 
 /* Start keeping runs: in files when files, about est_runs of them.  0 or
@@ -39,12 +30,6 @@ struct spl_set {
  * files. */
 int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, uint64_t memory,
 	     bool files, uint64_t est_runs);
-/* Runs kept in memory, bytes of them in all, go into one block whose
- * pages are faulted in by a helper thread, ahead of the runs and while the
- * engine sorts, rather than by each run as it is written.  Where the block
- * cannot be had, or a run does not fit what is left of it, runs take
- * memory of their own as before. */
-void spl_reserve(struct spl_set *s, size_t bytes);
 /* Release every run kept (the set may keep more after). */
 void spl_free(struct spl_set *s);
 

@@ -42,30 +42,6 @@ out:
 	return good;
 }
 
-/* A memory writer into lent room: what fits stays there; what does not
- * moves to memory of its own, with every byte, and the room is left be. */
-static bool lent_write(size_t room, size_t first, size_t second)
-{
-	unsigned char *lent = malloc(room + 1), *src = malloc(first + second);
-	struct out_writer w;
-	bool good;
-	size_t i;
-
-	for (i = 0; i < first + second; i++)
-		src[i] = (unsigned char)(i * 7 + 1);
-	lent[room] = 0xa5;
-	out_open_mem_in(&w, lent, room, 2);
-	good = out_write(&w, src, first) == 0 && w.buf == lent && w.lent;
-	good = good && out_write(&w, src + first, second) == 0;
-	good = good && w.len == first + second && memcmp(w.buf, src, first + second) == 0;
-	good = good && (first + second <= room ? w.buf == lent && w.lent : w.buf != lent && !w.lent);
-	good = good && lent[room] == 0xa5;
-	out_abort(&w);		/* frees what is its own, never the lent room */
-	free(lent);
-	free(src);
-	return good;
-}
-
 int main(void)
 {
 	static const unsigned threads[] = { 2, 3, 5, 8, 16 };
@@ -92,9 +68,5 @@ int main(void)
 		ok(mapped_write(path, base - 3, n), "%u threads, %zu bytes", n, base - 3);
 	}
 	unlink(path);
-	ok(lent_write(64, 10, 54), "a memory writer fills its lent room exactly");
-	ok(lent_write(64, 10, 55), "a memory writer leaves its lent room one byte past it");
-	ok(lent_write((size_t)8 << 20, (size_t)5 << 20, (size_t)6 << 20),
-	   "a memory writer leaves its lent room, copies in parallel");
 	return done_testing();
 }
