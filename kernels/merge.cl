@@ -112,3 +112,74 @@ __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const
 		}
 	}
 }
+
+/* Merge pass over sorted pieces of any lengths, out of place within buf:
+ * the k pieces lie at buf[src + bounds[i] .. src + bounds[i+1]), and pass
+ * step (1, 2, 4, ...) merges the pieces made by the pass before it in
+ * pairs, those starting at bounds[2 step j] and bounds[2 step j + step],
+ * into buf[dst + ...] at the same places.  After the passes up to step
+ * >= k the k pieces are one sorted run.  For runs that were sorted apart
+ * and are put together again: the device merges them in log2 k passes
+ * instead of sorting them afresh.  Each work-item writes MERGE_ITEMS
+ * consecutive outputs, as merge_pass does; on equal words the earlier
+ * piece goes first. */
+inline ulong piece_bound(__global const ulong *bounds, const ulong k, const ulong i)
+{
+	return bounds[min(i, k)];
+}
+
+__kernel void merge_pieces(__global word_t *buf, const ulong src, const ulong dst,
+			   __global const ulong *bounds, const ulong k, const ulong step,
+			   const ulong n)
+{
+	const ulong first = get_global_id(0) * MERGE_ITEMS;
+	const ulong last = min(first + MERGE_ITEMS, n);
+	const ulong pairs = (k + 2 * step - 1) / (2 * step);
+	ulong o = first;
+
+	while (o < last) {
+		/* The pair o falls in: the first whose end is past o. */
+		ulong p = 0, q = pairs - 1;
+		while (p < q) {
+			const ulong mid = (p + q) / 2;
+			if (piece_bound(bounds, k, (mid + 1) * 2 * step) > o)
+				q = mid;
+			else
+				p = mid + 1;
+		}
+		const ulong bs = piece_bound(bounds, k, p * 2 * step);
+		const ulong b0 = piece_bound(bounds, k, p * 2 * step + step);
+		const ulong b1 = piece_bound(bounds, k, (p + 1) * 2 * step);
+		const ulong la = b0 - bs, lb = b1 - b0, diag = o - bs;
+		const ulong oend = min(last, b1);
+		ulong lo = diag > lb ? diag - lb : 0, hi = min(diag, la), i, j;
+		word_t a = WORD_MAX, b = WORD_MAX;
+
+		while (lo < hi) {
+			const ulong mid = (lo + hi) / 2;
+			if (!WLESS(buf[src + b0 + diag - mid - 1], buf[src + bs + mid]))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		i = lo;
+		j = diag - lo;
+		if (i < la)
+			a = buf[src + bs + i];
+		if (j < lb)
+			b = buf[src + b0 + j];
+		for (; o < oend; o++) {
+			if (j >= lb || (i < la && !WLESS(b, a))) {
+				buf[dst + o] = a;
+				i++;
+				if (i < la)
+					a = buf[src + bs + i];
+			} else {
+				buf[dst + o] = b;
+				j++;
+				if (j < lb)
+					b = buf[src + b0 + j];
+			}
+		}
+	}
+}

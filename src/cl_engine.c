@@ -11,8 +11,9 @@
 /* Most substages one global pass fuses in registers (2^K words per
  * work-item); kernels exist for 1..MAX_FUSE. */
 #define MAX_FUSE 6
-/* Kernels of an engine: tile sort, tail, pair tails, merge, flip and half. */
-#define NKERNELS (2 * MAX_FUSE + 5)
+/* Kernels of an engine: tile sort, tail, pair tails, merge, merge of
+ * pieces, flip and half. */
+#define NKERNELS (2 * MAX_FUSE + 6)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */
@@ -44,11 +45,13 @@ struct cle {
 	 * instead of bitonic passes: the better choice on CPU devices. */
 	bool global_merge;
 	cl_kernel merge;
+	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
 	size_t merge_items, merge_wg;
 	cl_mem buf, buf2;
 	size_t buf_words;
 	cl_mem stage_mem[NSTAGE];	/* pinned staging buffers, mapped */
 	void *stage[NSTAGE];
+	size_t stage_bytes;		/* of each */
 	struct {
 		double upload, sort, download;
 	} times;			/* device time by phase, when profiling */
@@ -190,7 +193,9 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	e->pair = make_kernel(e, "tile_pair_tail");
 	e->pair_flip = make_kernel(e, "tile_pair_flip_tail");
 	e->merge = make_kernel(e, "merge_pass");
-	if (!e->tile_sort || !e->tail || !e->pair || !e->pair_flip || !e->merge)
+	e->merge_pieces = make_kernel(e, "merge_pieces");
+	if (!e->tile_sort || !e->tail || !e->pair || !e->pair_flip || !e->merge ||
+	    !e->merge_pieces)
 		goto fail;
 	for (i = 1; i <= (int)max_fuse(e); i++) {
 		snprintf(name, sizeof name, "half_%d", i);
@@ -254,6 +259,7 @@ static int make_stages(struct cle *e, size_t bytes)
 			return CLS_E_FAIL;
 		}
 	}
+	e->stage_bytes = bytes;
 	return 0;
 }
 
@@ -280,6 +286,8 @@ static void cle_close(struct engine *base)
 		clReleaseKernel(e->pair_flip);
 	if (e->merge)
 		clReleaseKernel(e->merge);
+	if (e->merge_pieces)
+		clReleaseKernel(e->merge_pieces);
 	if (e->buf2)
 		clReleaseMemObject(e->buf2);
 	if (e->prog)
@@ -389,8 +397,9 @@ static void record_event(struct cle *e, cl_kernel k, cl_event ev)
 static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t size)
 {
 	static const char *const names[] = { "tile sort", "tile tail", "pair tail",
-					     "pair flip tail", "merge" };
-	const cl_kernel fixed[] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge };
+					     "pair flip tail", "merge", "merge of pieces" };
+	const cl_kernel fixed[] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge,
+				    e->merge_pieces };
 	const size_t nfixed = sizeof fixed / sizeof fixed[0];
 
 	if (i < nfixed) {
@@ -703,6 +712,145 @@ out:
 	return rc;
 }
 
+/* Merge the k sorted pieces of n words (bounds[0] = 0 <= ... <= bounds[k]
+ * = n) in log2 k merge-path passes, back and forth between two places in
+ * the buffer, where it holds them twice; else sort them.  The words go up
+ * and come down in chunks through the staging buffers, as in cle_sort;
+ * one piece does not go through the device at all. */
+static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t k,
+		     eng_producer produce, eng_consumer consume, void *ctx)
+{
+	struct cle *e = (struct cle *)base;
+	size_t chunk, chunks;
+	cl_ulong *b64 = NULL, src = 0, dst = n, kk = k, nn = n, step;
+	cl_event *up = NULL, *down = NULL, done = NULL;
+	cl_mem bmem = NULL;
+	cl_int err = CL_SUCCESS;
+	const char *what = "upload to the device";
+	size_t c, i;
+	int rc = CLS_E_FAIL;
+
+	if (n == 0)
+		return 0;
+	if (k > 1 && 2 * n > e->buf_words)
+		return cle_sort(base, n, produce, consume, ctx);
+	/* The staging buffers as cle_sort made them, or as large. */
+	if (make_stages(e, CHUNK_BYTES))
+		return CLS_E_FAIL;
+	chunk = e->stage_bytes / e->wsize;
+	chunks = (n + chunk - 1) / chunk;
+	/* One piece (a sorted input gives parts of one run): in order already. */
+	for (c = 0; k < 2 && c < chunks; c++) {
+		const size_t w0 = c * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
+		if ((rc = produce(ctx, e->stage[0], w0, w1 - w0)) != 0 ||
+		    (rc = consume(ctx, e->stage[0], w0, w1 - w0)) != 0)
+			return rc;
+	}
+	if (k < 2)
+		return 0;
+	b64 = malloc((k + 1) * sizeof *b64);
+	up = calloc(chunks, sizeof *up);
+	down = calloc(chunks, sizeof *down);
+	if (!b64 || !up || !down) {
+		msg_err("out of memory");
+		goto out;
+	}
+	for (i = 0; i <= k; i++)
+		b64[i] = bounds[i];
+	bmem = clCreateBuffer(e->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+			      (k + 1) * sizeof *b64, b64, &err);
+	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+		const size_t w0 = c * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
+		void *slot = e->stage[c % NSTAGE];
+		if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
+			break;
+		if ((rc = produce(ctx, slot, w0, w1 - w0)) != 0)
+			goto out;
+		rc = CLS_E_FAIL;
+		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, w0 * e->wsize,
+					   (w1 - w0) * e->wsize, slot, 0, NULL, &up[c]);
+		clFlush(e->xfer);
+	}
+	if (err == CL_SUCCESS)
+		err = clFinish(e->xfer);
+	what = "merge kernel launch";
+	for (step = 1; err == CL_SUCCESS && step < k; step *= 2) {
+		const size_t global = round_up((n + e->merge_items - 1) / e->merge_items,
+					       e->merge_wg);
+		cl_event ev = NULL;
+		err = clSetKernelArg(e->merge_pieces, 0, sizeof e->buf, &e->buf);
+		err |= clSetKernelArg(e->merge_pieces, 1, sizeof src, &src);
+		err |= clSetKernelArg(e->merge_pieces, 2, sizeof dst, &dst);
+		err |= clSetKernelArg(e->merge_pieces, 3, sizeof bmem, &bmem);
+		err |= clSetKernelArg(e->merge_pieces, 4, sizeof kk, &kk);
+		err |= clSetKernelArg(e->merge_pieces, 5, sizeof step, &step);
+		err |= clSetKernelArg(e->merge_pieces, 6, sizeof nn, &nn);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(e->dev->queue, e->merge_pieces, 1, NULL,
+						     &global, &e->merge_wg, 0, NULL, &ev);
+		if (err == CL_SUCCESS && e->dev->profiling)
+			record_event(e, e->merge_pieces, ev);
+		if (done)
+			clReleaseEvent(done);
+		done = ev;
+		src ^= dst;
+		dst ^= src;
+		src ^= dst;
+	}
+	clFlush(e->dev->queue);
+	what = "download from the device";
+	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
+		if (c >= NSTAGE) {
+			const size_t d = c - NSTAGE, w0 = d * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
+			if ((err = clWaitForEvents(1, &down[d])) != CL_SUCCESS)
+				break;
+			if ((rc = consume(ctx, e->stage[d % NSTAGE], w0, w1 - w0)) != 0)
+				goto out;
+			rc = CLS_E_FAIL;
+		}
+		if (c < chunks) {
+			const size_t w0 = c * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
+			err = clEnqueueReadBuffer(e->xfer, e->buf, CL_FALSE, (src + w0) * e->wsize,
+						  (w1 - w0) * e->wsize, e->stage[c % NSTAGE],
+						  done ? 1 : 0, done ? &done : NULL, &down[c]);
+			clFlush(e->xfer);
+		}
+	}
+	if (err != CL_SUCCESS) {
+		dev_fail(what, err);
+		goto out;
+	}
+	if (e->dev->profiling) {
+		for (c = 0; c < chunks; c++) {
+			e->times.upload += event_seconds(up[c], up[c]);
+			e->times.download += event_seconds(down[c], down[c]);
+		}
+		for (i = 0; i < e->nprof; i++) {
+			const double t = event_seconds(e->prof[i], e->prof[i]);
+			e->times.sort += t;
+			e->kernel_time[kernel_slot(e, e->prof_kernel[i])] += t;
+		}
+	}
+	rc = 0;
+out:
+	clFinish(e->xfer);
+	clFinish(e->dev->queue);
+	if (up)
+		release_events(up, chunks);
+	if (down)
+		release_events(down, chunks);
+	if (done)
+		clReleaseEvent(done);
+	if (bmem)
+		clReleaseMemObject(bmem);
+	release_events(e->prof, e->nprof);
+	e->nprof = 0;
+	free(up);
+	free(down);
+	free(b64);
+	return rc;
+}
+
 static void cle_report(const struct engine *base)
 {
 	const struct cle *e = (const struct cle *)base;
@@ -765,4 +913,4 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 	return 0;
 }
 
-static const struct eng_ops cle_ops = { cle_capacity, cle_sort, cle_report, cle_close };
+static const struct eng_ops cle_ops = { cle_capacity, cle_sort, cle_merge, cle_report, cle_close };

@@ -28,6 +28,14 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 	return e->ops->sort(e, n, produce, consume, ctx);
 }
 
+int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_producer produce,
+	      eng_consumer consume, void *ctx)
+{
+	if (!e->ops->merge)
+		return e->ops->sort(e, n, produce, consume, ctx);
+	return e->ops->merge(e, n, bounds, k, produce, consume, ctx);
+}
+
 void eng_report(const struct engine *e)
 {
 	e->ops->report(e);

@@ -42,6 +42,9 @@ struct eng_ops {
 	int (*capacity)(struct engine *e, size_t want, size_t *cap);
 	int (*sort)(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
 		    void *ctx);
+	/* NULL where the engine has no merge of its own: eng_merge sorts. */
+	int (*merge)(struct engine *e, size_t n, const size_t *bounds, size_t k,
+		     eng_producer produce, eng_consumer consume, void *ctx);
 	void (*report)(const struct engine *e);
 	void (*close)(struct engine *e);
 };
@@ -71,6 +74,14 @@ int eng_capacity(struct engine *e, size_t want, size_t *cap);
  * call or chunk by chunk, and consume receives them sorted, in order.  0,
  * CLS_E_FAIL, or what a callback returned. */
 int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume, void *ctx);
+
+/* As eng_sort, for n words that come as k pieces each already sorted,
+ * piece i being words [bounds[i], bounds[i+1]) (bounds[0] = 0, bounds[k]
+ * = n): the engine may merge them rather than sort them, which on the
+ * OpenCL engine it does where it can hold them twice (n at most half of
+ * *cap).  Equal words come out in piece order either way. */
+int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_producer produce,
+	      eng_consumer consume, void *ctx);
 
 /* -v: what the engine spent its time on. */
 void eng_report(const struct engine *e);

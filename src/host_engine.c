@@ -90,7 +90,7 @@ static void hst_close(struct engine *e)
 	free(h);
 }
 
-static const struct eng_ops hst_ops = { hst_capacity, hst_sort, hst_report, hst_close };
+static const struct eng_ops hst_ops = { hst_capacity, hst_sort, NULL, hst_report, hst_close };
 
 int hst_open(struct engine **e, const struct eng_config *c)
 {

@@ -136,11 +136,13 @@ static uint64_t index_limit(void)
 }
 
 /* --- merge on the device ---------------------------------------------------
- * Runs in memory are merged by sorting them again, part by part: the runs
- * are cut by key into parts that each fit a run (as the parallel merge
- * cuts them), and each part, the runs' pieces taken in run order, is
- * sorted on the device straight into the output.  Equal keys share a part
- * and keep their run order, so the sort stays stable.  The host only
+ * Runs in memory are merged on the device, part by part: the runs are cut
+ * by key into parts that each fit a run (as the parallel merge cuts them),
+ * and each part, the runs' pieces taken in run order, goes through the
+ * device straight into the output.  There records (bin) are merged from
+ * their sorted pieces in log2 k passes, which takes room for the part twice
+ * (parts of half a run); lines are sorted again.  Equal keys share a part
+ * and keep their run order, so the result stays stable.  The host only
  * encodes and writes, as for one run; a part that does not fit a run (many
  * equal keys) is merged on the host. */
 
@@ -159,32 +161,43 @@ static bool cut_ranges(const struct enc_format *f, const struct engine *e)
 	return how ? strcmp(how, "ranges") == 0 : f->indexed || e->host;
 }
 
+/* Records of a part of the merge on the device: a run's worth, or half of
+ * one for records the engine merges (eng_merge), which it does where it
+ * holds the part twice. */
+static size_t part_cap(const struct enc_format *f, const struct engine *e, size_t cap)
+{
+	return f->fmt == CLS_FMT_BIN && e->ops->merge && cap >= 2 ? cap / 2 : cap;
+}
+
 /* The cut points of a merge on the device are runs times parts, both about
  * records over a run: with many runs (a run far smaller than the input)
  * the host merges instead.  So does the host engine (a merge is one pass
  * where its sort takes several), unless CLSORT_MERGE_RUNS=device. */
 #define RESORT_MAX_CUTS ((size_t)1 << 16)
 
-static bool merge_on_device(const struct engine *e, size_t runs, uint64_t records, size_t cap)
+static bool merge_on_device(const struct enc_format *f, const struct engine *e, size_t runs,
+			    uint64_t records, size_t cap)
 {
 	const char *how = getenv("CLSORT_MERGE_RUNS");
 	return (how ? strcmp(how, "host") != 0 : !e->host) &&
-	       (double)runs * (double)part_count(records, cap) <= (double)RESORT_MAX_CUTS;
+	       (double)runs * (double)part_count(records, part_cap(f, e, cap)) <=
+		       (double)RESORT_MAX_CUTS;
 }
 
 static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, uint64_t records,
 		       struct enc_batch *b, struct out_writer *out)
 {
 	const struct enc_format *f = s->f;
-	const size_t parts = part_count(records, s->cap);
+	const size_t parts = part_count(records, part_cap(f, s->eng, s->cap));
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);
+	size_t *bounds = calloc(k + 1, sizeof *bounds);
 	struct in_file *files = calloc(k, sizeof *files);
 	struct mrg_run *pieces = calloc(k, sizeof *pieces);
 	size_t total = 0, p, r, on_host = 0;
 	double t1, t2;
 	int rc = CLS_E_FAIL;
 
-	if (!cuts || !files || !pieces) {
+	if (!cuts || !bounds || !files || !pieces) {
 		msg_errno(ENOMEM, "cannot merge runs");
 		goto out;
 	}
@@ -207,6 +220,8 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 			files[set.count].size = e - a;
 			set.count++;
 			set.bytes += e - a;
+			/* bin records: the pieces' bounds in records. */
+			bounds[set.count] = bounds[set.count - 1] + (e - a) / f->rec_size;
 		}
 		t1 = now_sec();
 		if (enc_plan_init(&pl, f, &set))
@@ -215,7 +230,8 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 			on_host++;
 			rc = mrg_stream(f, pieces, k, out);
 		} else if ((rc = enc_plan_next(&pl, s->cap, b)) > 0) {
-			rc = srt_run(s->eng, f, b, out, NULL, &s->t);
+			rc = f->fmt == CLS_FMT_BIN ? srt_merge(s->eng, f, b, bounds, set.count, out, &s->t)
+						   : srt_run(s->eng, f, b, out, NULL, &s->t);
 		}
 		enc_plan_free(&pl);
 		if (rc < 0)
@@ -233,6 +249,7 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 		 parts, on_host);
 out:
 	free(cuts);
+	free(bounds);
 	free(files);
 	free(pieces);
 	return rc;
@@ -315,7 +332,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 	if (warm)
 		srt_warm_out_done(warm);
 	prog_phase(PROG_MERGE);
-	if (s->spill.files || !merge_on_device(s->eng, s->spill.n, records, s->cap))
+	if (s->spill.files || !merge_on_device(s->f, s->eng, s->spill.n, records, s->cap))
 		return spl_merge(&s->spill, out);
 	t0 = now_sec();
 	rc = resort_runs(s, s->spill.runs, s->spill.n, records, b, out);

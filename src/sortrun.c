@@ -133,8 +133,11 @@ static int collect(void *arg, const void *src, size_t first, size_t count)
 	return 0;
 }
 
-int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
-	    struct out_writer *w, struct srt_warm *warm, struct srt_times *t)
+/* Sort run b into w; bounds, when not NULL, cut its words into k pieces
+ * each already sorted, which the engine may merge. */
+static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
+	       const size_t *bounds, size_t k, struct out_writer *w, struct srt_warm *warm,
+	       struct srt_times *t)
 {
 	struct run_io io = { w, f, b, warm, t };
 	const bool whole = f->unique || f->str;
@@ -147,7 +150,8 @@ int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 		t->encode += now_sec() - t0;
 		t0 = now_sec();
 	}
-	rc = eng_sort(e, b->n, produce, whole ? collect : consume, &io);
+	rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
+		    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);
 	if (rc == 0 && (f->str || (f->tail && whole)))
 		rc = enc_refine(f, b, b->words, b->n);
 	if (rc == 0 && whole) {
@@ -160,4 +164,16 @@ int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 		rc = out_emit_end(w, f, b);
 	t->sort += now_sec() - t0;
 	return rc;
+}
+
+int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
+	    struct out_writer *w, struct srt_warm *warm, struct srt_times *t)
+{
+	return run(e, f, b, NULL, 0, w, warm, t);
+}
+
+int srt_merge(struct engine *e, const struct enc_format *f, struct enc_batch *b,
+	      const size_t *bounds, size_t k, struct out_writer *w, struct srt_times *t)
+{
+	return run(e, f, b, bounds, k, w, NULL, t);
 }

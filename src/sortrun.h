@@ -54,4 +54,10 @@ struct srt_times {
 int srt_run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
 	    struct out_writer *w, struct srt_warm *warm, struct srt_times *t);
 
+/* As srt_run, for a run whose records come as k pieces each already in
+ * order, records [bounds[i], bounds[i+1]) of b: the engine may merge them
+ * (eng_merge). */
+int srt_merge(struct engine *e, const struct enc_format *f, struct enc_batch *b,
+	      const size_t *bounds, size_t k, struct out_writer *w, struct srt_times *t);
+
 #endif
