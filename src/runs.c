@@ -221,7 +221,8 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 			set.count++;
 			set.bytes += e - a;
 			/* bin records: the pieces' bounds in records. */
-			bounds[set.count] = bounds[set.count - 1] + (e - a) / f->rec_size;
+			if (f->fmt == CLS_FMT_BIN)
+				bounds[set.count] = bounds[set.count - 1] + (e - a) / f->rec_size;
 		}
 		t1 = now_sec();
 		if (enc_plan_init(&pl, f, &set))

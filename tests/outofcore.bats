@@ -525,3 +525,25 @@ interrupt() {
     [ -z "$(ls -A "$T/tmp$i")" ] || fail "left in the temporary directory: $(ls -A "$T/tmp$i")"
   done
 }
+
+# peak_of OPTION...: the peak resident MiB that clsort -v reports.
+peak_of() {
+  "$CLSORT" -v "${DEV[@]}" "$@" 2>&1 > /dev/null |
+    sed -n 's/^clsort: peak resident memory \([0-9]*\) MiB.*/\1/p'
+}
+
+@test "-v reports the peak memory: within --memory beside the input's and output's mappings" {
+  # The process's own footprint (libraries, a device's runtime) first.
+  head -c 4096 /dev/urandom > "$T/small"
+  base=$(peak_of "$T/small" -o "$T/got")
+  [ -n "$base" ] || fail "no peak reported"
+  gen_u32 "$T/in" $((8 << 20))	# 32 MiB
+  mkdir "$T/tmp"
+  for mem in 64M 16M; do
+    peak=$(peak_of -S 1M --memory=$mem -T "$T/tmp" "$T/in" -o "$T/got")
+    # Budget, 32 MiB of input and 32 of output mapped, 8 MiB of slack.
+    [ "$peak" -le $((base + ${mem%M} + 32 + 32 + 8)) ] ||
+      fail "--memory=$mem: peak $peak MiB, over $base + ${mem%M} + 64 + 8"
+    "$CLSORT" -c "$T/got" || fail "--memory=$mem: not sorted"
+  done
+}
