@@ -59,14 +59,52 @@ void tile_sort_merge(__global word_t *buf, const ulong n, const ulong first_tile
 	tile_store(buf, n, base, tile);
 }
 
+/* Outputs [o, oend) of the merge of the sorted runs src[bs..b0) and
+ * src[b0..b1) into dst, at the same places: by binary search, how many of
+ * the left run's words come before o (the co-rank), then a sequential
+ * merge.  On equal words the left run goes first. */
+inline void merge_span(__global const word_t *src, __global word_t *dst, const ulong bs,
+		       const ulong b0, const ulong b1, ulong o, const ulong oend)
+{
+	const ulong la = b0 - bs, lb = b1 - b0, diag = o - bs;
+	ulong lo = diag > lb ? diag - lb : 0, hi = min(diag, la), i, j;
+	word_t a = WORD_MAX, b = WORD_MAX;
+
+	while (lo < hi) {
+		const ulong mid = (lo + hi) / 2;
+		if (!WLESS(src[b0 + diag - mid - 1], src[bs + mid]))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	j = diag - lo;
+	/* The next word of each run stays in a register: one load per
+	 * output, and none past a run's end. */
+	if (i < la)
+		a = src[bs + i];
+	if (j < lb)
+		b = src[b0 + j];
+	for (; o < oend; o++) {
+		if (j >= lb || (i < la && !WLESS(b, a))) {
+			dst[o] = a;
+			i++;
+			if (i < la)
+				a = src[bs + i];
+		} else {
+			dst[o] = b;
+			j++;
+			if (j < lb)
+				b = src[b0 + j];
+		}
+	}
+}
+
 /* Global merge pass, out of place: pairs of sorted runs of width w in src
  * become sorted runs of 2w in dst.  Each work-item writes MERGE_ITEMS
- * consecutive outputs (of one pair or of several): for each pair it finds
- * by binary search how many of the left run's words come before its first
- * output there (the co-rank), then merges sequentially.  On equal words
- * the left run goes first.  This is the O(n log n) finish for devices
- * where the bitonic passes' extra log n factor costs more than their
- * regular access saves (CPUs). */
+ * consecutive outputs (of one pair or of several).  This is the
+ * O(n log n) finish for devices where the bitonic passes' extra log n
+ * factor costs more than their regular access saves (CPUs). */
 __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const ulong n,
 			 const ulong w)
 {
@@ -76,59 +114,28 @@ __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const
 
 	while (o < last) {
 		const ulong bs = o / (2 * w) * (2 * w);
-		const ulong b0 = min(bs + w, n), b1 = min(bs + 2 * w, n);
-		const ulong la = b0 - bs, lb = b1 - b0, diag = o - bs;
-		const ulong oend = min(last, b1);
-		ulong lo = diag > lb ? diag - lb : 0, hi = min(diag, la), i, j;
-		word_t a = WORD_MAX, b = WORD_MAX;
-
-		while (lo < hi) {
-			const ulong mid = (lo + hi) / 2;
-			if (!WLESS(src[b0 + diag - mid - 1], src[bs + mid]))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		i = lo;
-		j = diag - lo;
-		/* The next word of each run stays in a register: one load per
-		 * output, and none past a run's end. */
-		if (i < la)
-			a = src[bs + i];
-		if (j < lb)
-			b = src[b0 + j];
-		for (; o < oend; o++) {
-			if (j >= lb || (i < la && !WLESS(b, a))) {
-				dst[o] = a;
-				i++;
-				if (i < la)
-					a = src[bs + i];
-			} else {
-				dst[o] = b;
-				j++;
-				if (j < lb)
-					b = src[b0 + j];
-			}
-		}
+		const ulong b1 = min(bs + 2 * w, n), oend = min(last, b1);
+		merge_span(src, dst, bs, min(bs + w, n), b1, o, oend);
+		o = oend;
 	}
 }
 
 /* Merge pass over sorted pieces of any lengths, out of place within buf:
- * the k pieces lie at buf[src + bounds[i] .. src + bounds[i+1]), and pass
- * step (1, 2, 4, ...) merges the pieces made by the pass before it in
- * pairs, those starting at bounds[2 step j] and bounds[2 step j + step],
- * into buf[dst + ...] at the same places.  After the passes up to step
- * >= k the k pieces are one sorted run.  For runs that were sorted apart
- * and are put together again: the device merges them in log2 k passes
- * instead of sorting them afresh.  Each work-item writes MERGE_ITEMS
- * consecutive outputs, as merge_pass does; on equal words the earlier
- * piece goes first. */
+ * the k pieces lie at buf[from + bounds[i] .. from + bounds[i+1]), and
+ * pass step (1, 2, 4, ...) merges the pieces made by the pass before it
+ * in pairs, those starting at bounds[2 step j] and bounds[2 step j +
+ * step], into buf[to + ...] at the same places.  After the passes up to
+ * step >= k the k pieces are one sorted run.  For runs that were sorted
+ * apart and are put together again: the device merges them in log2 k
+ * passes instead of sorting them afresh.  Each work-item writes
+ * MERGE_ITEMS consecutive outputs, as merge_pass does; on equal words the
+ * earlier piece goes first. */
 inline ulong piece_bound(__global const ulong *bounds, const ulong k, const ulong i)
 {
 	return bounds[min(i, k)];
 }
 
-__kernel void merge_pieces(__global word_t *buf, const ulong src, const ulong dst,
+__kernel void merge_pieces(__global word_t *buf, const ulong from, const ulong to,
 			   __global const ulong *bounds, const ulong k, const ulong step,
 			   const ulong n)
 {
@@ -147,39 +154,9 @@ __kernel void merge_pieces(__global word_t *buf, const ulong src, const ulong ds
 			else
 				p = mid + 1;
 		}
-		const ulong bs = piece_bound(bounds, k, p * 2 * step);
-		const ulong b0 = piece_bound(bounds, k, p * 2 * step + step);
-		const ulong b1 = piece_bound(bounds, k, (p + 1) * 2 * step);
-		const ulong la = b0 - bs, lb = b1 - b0, diag = o - bs;
-		const ulong oend = min(last, b1);
-		ulong lo = diag > lb ? diag - lb : 0, hi = min(diag, la), i, j;
-		word_t a = WORD_MAX, b = WORD_MAX;
-
-		while (lo < hi) {
-			const ulong mid = (lo + hi) / 2;
-			if (!WLESS(buf[src + b0 + diag - mid - 1], buf[src + bs + mid]))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		i = lo;
-		j = diag - lo;
-		if (i < la)
-			a = buf[src + bs + i];
-		if (j < lb)
-			b = buf[src + b0 + j];
-		for (; o < oend; o++) {
-			if (j >= lb || (i < la && !WLESS(b, a))) {
-				buf[dst + o] = a;
-				i++;
-				if (i < la)
-					a = buf[src + bs + i];
-			} else {
-				buf[dst + o] = b;
-				j++;
-				if (j < lb)
-					b = buf[src + b0 + j];
-			}
-		}
+		const ulong b1 = piece_bound(bounds, k, (p + 1) * 2 * step), oend = min(last, b1);
+		merge_span(buf + from, buf + to, piece_bound(bounds, k, p * 2 * step),
+			   piece_bound(bounds, k, p * 2 * step + step), b1, o, oend);
+		o = oend;
 	}
 }
