@@ -543,6 +543,71 @@ static void release_events(cl_event *ev, size_t n)
 			clReleaseEvent(ev[i]);
 }
 
+/* Produce chunk c (its words k) into its staging buffer, once the upload
+ * that last used that buffer is done, and start its upload, *up.  A
+ * callback's failure comes back in *rc. */
+static cl_int upload_chunk(struct cle *e, size_t c, struct chunk k, cl_event *up,
+			   eng_producer produce, void *ctx, int *rc)
+{
+	void *slot = e->stage[c % NSTAGE];
+	cl_int err;
+
+	if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
+		return err;
+	if ((*rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
+		return CL_SUCCESS;
+	return clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->wsize,
+				    (k.w1 - k.w0) * e->wsize, slot, 0, NULL, &up[c]);
+}
+
+/* Bring the n sorted words at word off of result down through the staging
+ * buffers in turn, chunk by chunk, each handed to consume: chunk c +
+ * NSTAGE goes into chunk c's buffer once that has been consumed.  Chunk
+ * c's download waits for ready[c] (each) or ready[0].  A callback's
+ * failure comes back in *rc. */
+static cl_int download(struct cle *e, cl_mem result, size_t off, size_t n, size_t chunk_tiles,
+		       size_t chunks, cl_event *ready, bool each, cl_event *down,
+		       eng_consumer consume, void *ctx, int *rc)
+{
+	cl_int err = CL_SUCCESS;
+	size_t c;
+
+	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
+		if (c >= NSTAGE) {
+			const size_t d = c - NSTAGE;
+			const struct chunk k = chunk_of(e, d, chunk_tiles, n);
+			if ((err = clWaitForEvents(1, &down[d])) != CL_SUCCESS)
+				break;
+			if ((*rc = consume(ctx, e->stage[d % NSTAGE], k.w0, k.w1 - k.w0)) != 0)
+				break;
+		}
+		if (c < chunks) {
+			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
+			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, (off + k.w0) * e->wsize,
+						  (k.w1 - k.w0) * e->wsize, e->stage[c % NSTAGE], 1,
+						  &ready[each ? c : 0], &down[c]);
+			clFlush(e->xfer);
+		}
+	}
+	return err;
+}
+
+/* Profiling: add a sort's transfers and kernels to the engine's times. */
+static void add_times(struct cle *e, const cl_event *up, const cl_event *down, size_t chunks)
+{
+	size_t i;
+
+	for (i = 0; i < chunks; i++) {
+		e->times.upload += event_seconds(up[i], up[i]);
+		e->times.download += event_seconds(down[i], down[i]);
+	}
+	for (i = 0; i < e->nprof; i++) {
+		const double t = event_seconds(e->prof[i], e->prof[i]);
+		e->times.sort += t;
+		e->kernel_time[kernel_slot(e, e->prof_kernel[i])] += t;
+	}
+}
+
 static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume,
 		    void *ctx)
 {
@@ -554,7 +619,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	cl_event *up = NULL, *sorted = NULL, *down = NULL;
 	cl_int err = CL_SUCCESS;
 	cl_mem result;
-	int rc = CLS_E_FAIL;
+	int rc = CLS_E_FAIL, cb = 0;
 	const char *what = "";
 
 	if (n == 0)
@@ -586,14 +651,11 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	what = "upload to the device";
 	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
 		const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-		void *slot = e->stage[c % NSTAGE];
-		if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
-			break;
-		if ((rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
+		err = upload_chunk(e, c, k, up, produce, ctx, &cb);
+		if (cb) {
+			rc = cb;
 			goto out;
-		rc = CLS_E_FAIL;
-		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->wsize,
-					   (k.w1 - k.w0) * e->wsize, slot, 0, NULL, &up[c]);
+		}
 		if (err == CL_SUCCESS)
 			err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[c], &sorted[c]);
 		/* Start the copy now, not at the next wait. */
@@ -654,45 +716,21 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		}
 	}
 	clFlush(e->dev->queue);
-	/* Download into the staging buffers in turn: chunk c + NSTAGE goes
-	 * into the buffer of chunk c once that has been consumed. */
-	what = "download from the device";
-	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
-		if (c >= NSTAGE) {
-			const size_t d = c - NSTAGE;
-			const struct chunk k = chunk_of(e, d, chunk_tiles, n);
-			err = clWaitForEvents(1, &down[d]);
-			if (err != CL_SUCCESS)
-				break;
-			if ((rc = consume(ctx, e->stage[d % NSTAGE], k.w0, k.w1 - k.w0)) != 0)
-				goto out;
-			rc = CLS_E_FAIL;
-		}
-		if (c < chunks) {
-			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, k.w0 * e->wsize,
-						  (k.w1 - k.w0) * e->wsize, e->stage[c % NSTAGE], 1, &sorted[c],
-						  &down[c]);
-			clFlush(e->xfer);
-		}
+	if (err == CL_SUCCESS) {
+		what = "download from the device";
+		err = download(e, result, 0, n, chunk_tiles, chunks, sorted, true, down, consume,
+			       ctx, &cb);
+	}
+	if (cb) {
+		rc = cb;
+		goto out;
 	}
 	if (err != CL_SUCCESS) {
 		dev_fail(what, err);
-		rc = CLS_E_FAIL;
 		goto out;
 	}
-	if (e->dev->profiling) {
-		size_t i;
-		for (i = 0; i < chunks; i++)
-			e->times.upload += event_seconds(up[i], up[i]);
-		for (i = 0; i < e->nprof; i++) {
-			const double t = event_seconds(e->prof[i], e->prof[i]);
-			e->times.sort += t;
-			e->kernel_time[kernel_slot(e, e->prof_kernel[i])] += t;
-		}
-		for (i = 0; i < chunks; i++)
-			e->times.download += event_seconds(down[i], down[i]);
-	}
+	if (e->dev->profiling)
+		add_times(e, up, down, chunks);
 	rc = 0;
 out:
 	/* Nothing may still be writing into words when we return. */
@@ -721,29 +759,28 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		     eng_producer produce, eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	size_t chunk, chunks;
-	cl_ulong *b64 = NULL, src = 0, dst = n, kk = k, nn = n, step;
+	size_t chunk_tiles, chunks, c, i;
+	cl_ulong *b64 = NULL, from = 0, to = n, kk = k, nn = n, step;
 	cl_event *up = NULL, *down = NULL, done = NULL;
 	cl_mem bmem = NULL;
 	cl_int err = CL_SUCCESS;
 	const char *what = "upload to the device";
-	size_t c, i;
-	int rc = CLS_E_FAIL;
+	int rc = CLS_E_FAIL, cb = 0;
 
 	if (n == 0)
 		return 0;
 	if (k > 1 && 2 * n > e->buf_words)
 		return cle_sort(base, n, produce, consume, ctx);
-	/* The staging buffers as cle_sort made them, or as large. */
+	/* Chunks of the staging buffers as cle_sort made them, or as large. */
 	if (make_stages(e, CHUNK_BYTES))
 		return CLS_E_FAIL;
-	chunk = e->stage_bytes / e->wsize;
-	chunks = (n + chunk - 1) / chunk;
+	chunk_tiles = e->stage_bytes / (e->tile * e->wsize);
+	chunks = ((n + e->tile - 1) / e->tile + chunk_tiles - 1) / chunk_tiles;
 	/* One piece (a sorted input gives parts of one run): in order already. */
 	for (c = 0; k < 2 && c < chunks; c++) {
-		const size_t w0 = c * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
-		if ((rc = produce(ctx, e->stage[0], w0, w1 - w0)) != 0 ||
-		    (rc = consume(ctx, e->stage[0], w0, w1 - w0)) != 0)
+		const struct chunk ck = chunk_of(e, c, chunk_tiles, n);
+		if ((rc = produce(ctx, e->stage[0], ck.w0, ck.w1 - ck.w0)) != 0 ||
+		    (rc = consume(ctx, e->stage[0], ck.w0, ck.w1 - ck.w0)) != 0)
 			return rc;
 	}
 	if (k < 2)
@@ -760,15 +797,11 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 	bmem = clCreateBuffer(e->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
 			      (k + 1) * sizeof *b64, b64, &err);
 	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		const size_t w0 = c * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
-		void *slot = e->stage[c % NSTAGE];
-		if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
-			break;
-		if ((rc = produce(ctx, slot, w0, w1 - w0)) != 0)
+		err = upload_chunk(e, c, chunk_of(e, c, chunk_tiles, n), up, produce, ctx, &cb);
+		if (cb) {
+			rc = cb;
 			goto out;
-		rc = CLS_E_FAIL;
-		err = clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, w0 * e->wsize,
-					   (w1 - w0) * e->wsize, slot, 0, NULL, &up[c]);
+		}
 		clFlush(e->xfer);
 	}
 	if (err == CL_SUCCESS)
@@ -779,8 +812,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 					       e->merge_wg);
 		cl_event ev = NULL;
 		err = clSetKernelArg(e->merge_pieces, 0, sizeof e->buf, &e->buf);
-		err |= clSetKernelArg(e->merge_pieces, 1, sizeof src, &src);
-		err |= clSetKernelArg(e->merge_pieces, 2, sizeof dst, &dst);
+		err |= clSetKernelArg(e->merge_pieces, 1, sizeof from, &from);
+		err |= clSetKernelArg(e->merge_pieces, 2, sizeof to, &to);
 		err |= clSetKernelArg(e->merge_pieces, 3, sizeof bmem, &bmem);
 		err |= clSetKernelArg(e->merge_pieces, 4, sizeof kk, &kk);
 		err |= clSetKernelArg(e->merge_pieces, 5, sizeof step, &step);
@@ -793,44 +826,26 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		if (done)
 			clReleaseEvent(done);
 		done = ev;
-		src ^= dst;
-		dst ^= src;
-		src ^= dst;
+		from ^= to;
+		to ^= from;
+		from ^= to;
 	}
 	clFlush(e->dev->queue);
-	what = "download from the device";
-	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
-		if (c >= NSTAGE) {
-			const size_t d = c - NSTAGE, w0 = d * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
-			if ((err = clWaitForEvents(1, &down[d])) != CL_SUCCESS)
-				break;
-			if ((rc = consume(ctx, e->stage[d % NSTAGE], w0, w1 - w0)) != 0)
-				goto out;
-			rc = CLS_E_FAIL;
-		}
-		if (c < chunks) {
-			const size_t w0 = c * chunk, w1 = w0 + chunk < n ? w0 + chunk : n;
-			err = clEnqueueReadBuffer(e->xfer, e->buf, CL_FALSE, (src + w0) * e->wsize,
-						  (w1 - w0) * e->wsize, e->stage[c % NSTAGE],
-						  done ? 1 : 0, done ? &done : NULL, &down[c]);
-			clFlush(e->xfer);
-		}
+	if (err == CL_SUCCESS) {
+		what = "download from the device";
+		err = download(e, e->buf, from, n, chunk_tiles, chunks, &done, false, down, consume,
+			       ctx, &cb);
+	}
+	if (cb) {
+		rc = cb;
+		goto out;
 	}
 	if (err != CL_SUCCESS) {
 		dev_fail(what, err);
 		goto out;
 	}
-	if (e->dev->profiling) {
-		for (c = 0; c < chunks; c++) {
-			e->times.upload += event_seconds(up[c], up[c]);
-			e->times.download += event_seconds(down[c], down[c]);
-		}
-		for (i = 0; i < e->nprof; i++) {
-			const double t = event_seconds(e->prof[i], e->prof[i]);
-			e->times.sort += t;
-			e->kernel_time[kernel_slot(e, e->prof_kernel[i])] += t;
-		}
-	}
+	if (e->dev->profiling)
+		add_times(e, up, down, chunks);
 	rc = 0;
 out:
 	clFinish(e->xfer);
