@@ -17,3 +17,16 @@ DEV=(-d cpu)
 # Where a suite leaves the device to clsort, the host threshold is the
 # default, not one measured by an earlier test.
 export CLSORT_HOST_THRESHOLD=4096
+
+# gen_npy FILE SEED LOW HIGH COUNT DTYPE: COUNT random integers of numpy's
+# DTYPE in [LOW, HIGH), as a .npy array in FILE; skips the test where
+# numpy is missing.
+gen_npy() {
+  python3 -c 'import numpy' 2> /dev/null || skip "numpy not installed"
+  python3 -c "
+import numpy as np
+rng = np.random.default_rng($2)
+np.save('$1.npy', rng.integers($3, $4, $5, dtype=np.$6))
+"
+  mv "$1.npy" "$1"
+}

@@ -80,13 +80,7 @@ same_as_one() {
 @test "--header lines and npy arrays" {
   "$REFSORT" gen-kv 20000 13 i32 300 > "$T/in"
   same_as_one -f kv -k i32 --header=2
-  python3 -c 'import numpy' 2> /dev/null || skip "numpy not installed"
-  python3 -c "
-import numpy as np
-rng = np.random.default_rng(14)
-np.save('$T/in.npy', rng.integers(-9, 9, 50000, dtype=np.int32))
-"
-  mv "$T/in.npy" "$T/in"
+  gen_npy "$T/in" 14 -9 9 50000 int32
   same_as_one -f npy
 }
 

@@ -164,13 +164,7 @@ same_as_one() {
 }
 
 @test "npy arrays" {
-  python3 -c 'import numpy' 2> /dev/null || skip "numpy not installed"
-  python3 -c "
-import numpy as np
-rng = np.random.default_rng(16)
-np.save('$T/in.npy', rng.integers(-1000, 1000, 200000, dtype=np.int64))
-"
-  mv "$T/in.npy" "$T/in"
+  gen_npy "$T/in" 16 -1000 1000 200000 int64
   same_as_one -f npy
   python3 -c "
 import numpy as np
