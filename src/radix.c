@@ -19,11 +19,8 @@
  * for 128-bit ones. */
 #define DIGIT_BITS 11
 #define RADIX (1u << DIGIT_BITS)
-#define DIGIT_MASK (RADIX - 1)
-/* Digits of a 64-bit word or of either half of a WORD128, the last of them
- * narrower. */
-#define HALF_DIGITS ((64 + DIGIT_BITS - 1) / DIGIT_BITS)
-#define MAX_DIGITS (2 * HALF_DIGITS)
+/* The most passes: 128 bits that all differ. */
+#define MAX_DIGITS ((128 + DIGIT_BITS - 1) / DIGIT_BITS)
 /* Below this insertion sort is about as fast or faster (measured from
  * 128 words for WORD32 to 256 for WORD128): every radix pass pays for all
  * its buckets whatever the words. */
@@ -41,29 +38,41 @@
  * the cache each time, a line of them once. */
 #define LINE 64
 
-/* Past a first pass on the highest digit that differs, each of its values'
+/* Past a first pass on the highest bits that differ, each of its values'
  * words (a bucket) is sorted on its own, in the caches: when the largest
  * bucket holds at most this many words... */
 #define BUCKET_MAX ((size_t)1 << 18)
 /* ...and at least this many words are sorted; below it every pass is in
  * the caches anyway. */
 #define BUCKETS_MIN ((size_t)1 << 16)
+/* The first pass's digit there: 1024 buckets measured faster than 2048
+ * (from 2^20 to 2^26 words of each kind), 512 about as fast. */
+#define MSD_BITS 10
 /* A bucket's digits: at most DIGIT_BITS wide, at least LOCAL_MIN_BITS. */
 #define LOCAL_MIN_BITS 4
-#define LOCAL_DIGITS (128 / LOCAL_MIN_BITS)
+
+/* Bits [shift, shift + width) of a word, width at most DIGIT_BITS; bit 0
+ * is the lowest (WORD128: lo's bits, then hi's). */
+struct digit {
+	unsigned shift;
+	uint32_t mask;		/* width ones */
+};
 
 /* The pass all threads are on. */
 struct radix {
 	const void *src;
 	void *dst;
 	enum word_kind kind;
-	unsigned digit;		/* 0 the lowest; WORD128: lo's, then hi's */
+	struct digit dig[MAX_DIGITS];	/* the passes' digits, lowest first */
+	unsigned first, last;	/* count digits [first, last) */
+	unsigned pass;		/* scatter on this one */
 };
 
 /* One thread's contiguous block of the words. */
 struct radix_job {
 	struct radix *r;
 	size_t lo, hi;
+	uint64_t any[2], all[2];	/* the OR and the AND of the block's words */
 	size_t count[MAX_DIGITS][RADIX];	/* the block's words by digit value */
 	size_t off[RADIX];	/* where the block's next word of each value goes */
 	/* The scatter's lines: each value's words not yet stored, from
@@ -73,121 +82,114 @@ struct radix_job {
 	unsigned char fill[RADIX], held[RADIX];
 };
 
-/* Strictly less, so that insertion sort keeps equal words in order. */
-static bool word_less(const void *a, const void *b, enum word_kind kind)
+/* Bits [b, b + width) of a WORD128 under mask: a digit that starts in lo
+ * may end in hi. */
+static inline uint32_t digit128(const struct word128 *w, unsigned b, uint32_t mask)
 {
-	const struct word128 *x = a, *y = b;
-
-	switch (kind) {
-	case WORD32:
-		return *(const uint32_t *)a < *(const uint32_t *)b;
-	case WORD64:
-		return *(const uint64_t *)a < *(const uint64_t *)b;
-	case WORD128:
-		break;
-	}
-	return x->hi < y->hi || (x->hi == y->hi && x->lo < y->lo);
+	if (b >= 64)
+		return (uint32_t)(w->hi >> (b - 64)) & mask;
+	return (uint32_t)(w->lo >> b | (b ? w->hi << (64 - b) : 0)) & mask;
 }
 
-static void insertion_sort(void *words, size_t n, enum word_kind kind)
-{
-	const size_t ws = word_size(kind);
-	unsigned char *const w = words;
-	union {
-		uint32_t w32;
-		uint64_t w64;
-		struct word128 w128;
-	} tmp;
-	size_t i, j;
-
-	for (i = 1; i < n; i++) {
-		memcpy(&tmp, w + i * ws, ws);
-		for (j = i; j > 0 && word_less(&tmp, w + (j - 1) * ws, kind); j--)
-			;
-		memmove(w + (j + 1) * ws, w + j * ws, (i - j) * ws);
-		memcpy(w + j * ws, &tmp, ws);
-	}
-}
-
-static unsigned digits(enum word_kind kind)
-{
-	switch (kind) {
-	case WORD32:
-		return (32 + DIGIT_BITS - 1) / DIGIT_BITS;
-	case WORD64:
-		return HALF_DIGITS;
-	case WORD128:
-		break;
-	}
-	return MAX_DIGITS;
-}
-
-/* All digits' counts in one read of the block: they show which passes can
- * be skipped, and serve the first pass that is not. */
-static void count_all(void *arg)
+/* The bits that differ between the block's words show which digits a
+ * sort must pass over: the OR and the AND of the block. */
+static void span(void *arg)
 {
 	struct radix_job *j = arg;
 	const struct radix *r = j->r;
 	const size_t hi = j->hi;
-	size_t i, d;
-
-	memset(j->count, 0, digits(r->kind) * sizeof j->count[0]);
-	switch (r->kind) {
-	case WORD32: {
-		const uint32_t *w = r->src;
-		for (i = j->lo; i < hi; i++)
-			for (d = 0; d < digits(WORD32); d++)
-				j->count[d][w[i] >> DIGIT_BITS * d & DIGIT_MASK]++;
-		break;
-	}
-	case WORD64: {
-		const uint64_t *w = r->src;
-		for (i = j->lo; i < hi; i++)
-			for (d = 0; d < HALF_DIGITS; d++)
-				j->count[d][w[i] >> DIGIT_BITS * d & DIGIT_MASK]++;
-		break;
-	}
-	case WORD128: {
-		const struct word128 *w = r->src;
-		for (i = j->lo; i < hi; i++)
-			for (d = 0; d < HALF_DIGITS; d++) {
-				j->count[d][w[i].lo >> DIGIT_BITS * d & DIGIT_MASK]++;
-				j->count[HALF_DIGITS + d][w[i].hi >> DIGIT_BITS * d & DIGIT_MASK]++;
-			}
-		break;
-	}
-	}
-}
-
-/* The counts of the pass's digit, over the block as the last pass left it. */
-static void count_digit(void *arg)
-{
-	struct radix_job *j = arg;
-	const struct radix *r = j->r;
-	const unsigned shift = DIGIT_BITS * (r->digit % HALF_DIGITS);
-	const size_t hi = j->hi;
-	size_t *const c = j->count[r->digit];
+	/* A word narrower than 128 bits has a hi half of zeros. */
+	uint64_t any0 = 0, any1 = 0, all0 = ~(uint64_t)0, all1 = 0;
 	size_t i;
 
-	memset(c, 0, sizeof j->count[0]);
 	switch (r->kind) {
 	case WORD32: {
 		const uint32_t *w = r->src;
-		for (i = j->lo; i < hi; i++)
-			c[w[i] >> shift & DIGIT_MASK]++;
+		uint32_t a = 0, b = ~(uint32_t)0;
+		for (i = j->lo; i < hi; i++) {
+			a |= w[i];
+			b &= w[i];
+		}
+		any0 = a;
+		all0 = b;
 		break;
 	}
 	case WORD64: {
 		const uint64_t *w = r->src;
-		for (i = j->lo; i < hi; i++)
-			c[w[i] >> shift & DIGIT_MASK]++;
+		for (i = j->lo; i < hi; i++) {
+			any0 |= w[i];
+			all0 &= w[i];
+		}
 		break;
 	}
 	case WORD128: {
 		const struct word128 *w = r->src;
-		const bool high = r->digit >= HALF_DIGITS;
+		all1 = ~(uint64_t)0;
+		for (i = j->lo; i < hi; i++) {
+			any0 |= w[i].lo;
+			all0 &= w[i].lo;
+			any1 |= w[i].hi;
+			all1 &= w[i].hi;
+		}
+		break;
+	}
+	}
+	j->any[0] = any0;
+	j->any[1] = any1;
+	j->all[0] = all0;
+	j->all[1] = all1;
+}
+
+/* The block's counts of digits [first, last), over the block as the last
+ * pass left it. */
+static void count(void *arg)
+{
+	struct radix_job *j = arg;
+	const struct radix *r = j->r;
+	const struct digit *const dig = r->dig;
+	const unsigned first = r->first, last = r->last;
+	const size_t hi = j->hi;
+	size_t i;
+	unsigned d;
+
+	for (d = first; d < last; d++)
+		memset(j->count[d], 0, sizeof j->count[d]);
+	switch (r->kind) {
+	case WORD32: {
+		const uint32_t *w = r->src;
+		if (last - first == 1) {
+			size_t *const c = j->count[first];
+			const unsigned b = dig[first].shift;
+			const uint32_t m = dig[first].mask;
+			for (i = j->lo; i < hi; i++)
+				c[w[i] >> b & m]++;
+			break;
+		}
 		for (i = j->lo; i < hi; i++)
-			c[(high ? w[i].hi : w[i].lo) >> shift & DIGIT_MASK]++;
+			for (d = first; d < last; d++)
+				j->count[d][w[i] >> dig[d].shift & dig[d].mask]++;
+		break;
+	}
+	case WORD64: {
+		const uint64_t *w = r->src;
+		if (last - first == 1) {
+			size_t *const c = j->count[first];
+			const unsigned b = dig[first].shift;
+			const uint32_t m = dig[first].mask;
+			for (i = j->lo; i < hi; i++)
+				c[w[i] >> b & m]++;
+			break;
+		}
+		for (i = j->lo; i < hi; i++)
+			for (d = first; d < last; d++)
+				j->count[d][w[i] >> dig[d].shift & dig[d].mask]++;
+		break;
+	}
+	case WORD128: {
+		const struct word128 *w = r->src;
+		for (i = j->lo; i < hi; i++)
+			for (d = first; d < last; d++)
+				j->count[d][digit128(w + i, dig[d].shift, dig[d].mask)]++;
 		break;
 	}
 	}
@@ -263,7 +265,8 @@ static void scatter(void *arg)
 {
 	struct radix_job *j = arg;
 	const struct radix *r = j->r;
-	const unsigned shift = DIGIT_BITS * (r->digit % HALF_DIGITS);
+	const unsigned b = r->dig[r->pass].shift;
+	const uint32_t m = r->dig[r->pass].mask;
 	const size_t hi = j->hi;	/* not reloaded after each store */
 	const size_t ws = word_size(r->kind);
 	size_t i;
@@ -274,23 +277,21 @@ static void scatter(void *arg)
 		const uint32_t *s = r->src;
 		uint32_t *t = r->dst;
 		for (i = j->lo; i < hi; i++)
-			SCATTER_ONE(uint32_t, t, s[i] >> shift & DIGIT_MASK, s[i]);
+			SCATTER_ONE(uint32_t, t, s[i] >> b & m, s[i]);
 		break;
 	}
 	case WORD64: {
 		const uint64_t *s = r->src;
 		uint64_t *t = r->dst;
 		for (i = j->lo; i < hi; i++)
-			SCATTER_ONE(uint64_t, t, s[i] >> shift & DIGIT_MASK, s[i]);
+			SCATTER_ONE(uint64_t, t, s[i] >> b & m, s[i]);
 		break;
 	}
 	case WORD128: {
 		const struct word128 *s = r->src;
 		struct word128 *t = r->dst;
-		const bool high = r->digit >= HALF_DIGITS;
 		for (i = j->lo; i < hi; i++)
-			SCATTER_ONE(struct word128, t, (high ? s[i].hi : s[i].lo) >> shift & DIGIT_MASK,
-				    s[i]);
+			SCATTER_ONE(struct word128, t, digit128(s + i, b, m), s[i]);
 		break;
 	}
 	}
@@ -310,19 +311,16 @@ static void copy_block(void *arg)
 	       (j->hi - j->lo) * ws);
 }
 
-/* Whether all n words have the same digit d: then its pass would leave
- * them as they are. */
-static bool digit_shared(const struct radix_job *jobs, unsigned threads, unsigned d, size_t n)
+/* The number of words of each value of digit d, all blocks together. */
+static void totals(const struct radix_job *jobs, unsigned threads, unsigned d, size_t *sum)
 {
-	size_t v, t, sum;
+	size_t v;
+	unsigned t;
 
-	for (v = 0; v < RADIX; v++) {
-		for (t = 0, sum = 0; t < threads; t++)
-			sum += jobs[t].count[d][v];
-		if (sum)
-			return sum == n;
-	}
-	return true;
+	memset(sum, 0, RADIX * sizeof *sum);
+	for (t = 0; t < threads; t++)
+		for (v = 0; v < RADIX; v++)
+			sum[v] += jobs[t].count[d][v];
 }
 
 /* Where each block's words go in the pass on digit d: digit values in
@@ -351,185 +349,277 @@ static unsigned plan_threads(size_t n, unsigned threads)
 	return threads;
 }
 
-/* The digit of w at bit b under mask (WORD128: bits of lo, then of hi). */
-static inline size_t local_digit(const void *w, enum word_kind kind, unsigned b, size_t mask)
+/* One thread's buckets: values [vlo, vhi) of the first pass's digit. */
+struct bucket_job {
+	const struct radix *r;	/* src: the first pass's output */
+	void *room;		/* the thread's, for its largest bucket: it stays
+				 * in the caches from one to the next */
+	const size_t *start;	/* where each value's bucket starts, and the end */
+	size_t vlo, vhi;
+	unsigned low, bits;	/* the bits below the first pass's digit that
+				 * differ: [low, low + bits) */
+	uint32_t count[2][RADIX];	/* buckets hold < 2^32 words */
+};
+
+/* Whether words a and b have the same bits from bit s up. */
+static inline bool same_above32(uint32_t a, uint32_t b, unsigned s)
+{
+	return (a ^ b) >> s == 0;
+}
+
+static inline bool same_above64(uint64_t a, uint64_t b, unsigned s)
+{
+	return (a ^ b) >> s == 0;
+}
+
+static inline bool same_above128(struct word128 a, struct word128 b, unsigned s)
+{
+	if (s >= 64)
+		return (a.hi ^ b.hi) >> (s - 64) == 0;
+	return a.hi == b.hi && (a.lo ^ b.lo) >> s == 0;
+}
+
+static inline bool less128(struct word128 a, struct word128 b)
+{
+	return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+
+#define LESS(a, b) ((a) < (b))
+#define DIGIT(w, b, mask) ((uint32_t)((w) >> (b)) & (mask))
+#define DIGIT128(w, b, mask) digit128(&(w), b, mask)
+
+/* sort_bucket_32, _64 and _128: sort words[0..m) by bits [low, low +
+ * bits), stably, with room for m words and counts for two digits; the
+ * result ends in words.
+ *
+ * Two LSD passes on the highest bits first, digits narrower than the
+ * first pass's where the bucket is small, so that a pass's counts do not
+ * cost more than its words.  Where the bits take more than two digits,
+ * the words are then in order but for runs that agree on those two (few,
+ * and short, unless the keys are skewed): each run is sorted the same way
+ * by the bits below. */
+#define DEFINE_SORT_BUCKET(SUFFIX, T, LESS_, DIGIT_, SAME_ABOVE)                        \
+	static void insertion_##SUFFIX(T *a, size_t m)                                  \
+	{                                                                               \
+		size_t i, k;                                                            \
+		for (i = 1; i < m; i++) {                                               \
+			const T x = a[i];                                               \
+			for (k = i; k > 0 && LESS_(x, a[k - 1]); k--)                   \
+				a[k] = a[k - 1];                                        \
+			a[k] = x;                                                       \
+		}                                                                       \
+	}                                                                               \
+                                                                                        \
+	static void sort_bucket_##SUFFIX(uint32_t (*count)[RADIX], T *words, T *room,   \
+					 size_t m, unsigned low, unsigned bits)         \
+	{                                                                               \
+		T *src = words, *dst = room;                                            \
+		unsigned width = DIGIT_BITS, ndig, base, d;                             \
+		size_t i, v, k;                                                         \
+		uint32_t at, mask;                                                      \
+                                                                                        \
+		if (m < SMALL) {                                                        \
+			insertion_##SUFFIX(words, m);                                   \
+			return;                                                         \
+		}                                                                       \
+		if (bits == 0)                                                          \
+			return;                                                         \
+		while (width > LOCAL_MIN_BITS && ((size_t)4 << width) > m)              \
+			width--;                                                        \
+		ndig = (bits + width - 1) / width;                                      \
+		if (ndig <= 2)                                                          \
+			width = (bits + ndig - 1) / ndig;                               \
+		else                                                                    \
+			ndig = 2;                                                       \
+		base = bits > ndig * width ? low + bits - ndig * width : low;           \
+		mask = ((uint32_t)1 << width) - 1;                                      \
+		for (d = 0; d < ndig; d++)                                              \
+			memset(count[d], 0, (mask + 1) * sizeof count[0][0]);           \
+		for (i = 0; i < m; i++) {                                               \
+			const T w = words[i];                                           \
+			count[0][DIGIT_(w, base, mask)]++;                              \
+			if (ndig > 1)                                                   \
+				count[1][DIGIT_(w, base + width, mask)]++;              \
+		}                                                                       \
+		for (d = 0; d < ndig; d++) {                                            \
+			uint32_t *const c = count[d];                                   \
+			const unsigned b = base + d * width;                            \
+			for (v = 0; v <= mask && !c[v]; v++)                            \
+				;                                                       \
+			if (c[v] == m) /* one value: the pass would change nothing */   \
+				continue;                                               \
+			for (v = 0, at = 0; v <= mask; v++) {                           \
+				const uint32_t n_ = c[v];                               \
+				c[v] = at;                                              \
+				at += n_;                                               \
+			}                                                               \
+			for (i = 0; i < m; i++) {                                       \
+				const T w = src[i];                                     \
+				dst[c[DIGIT_(w, b, mask)]++] = w;                       \
+			}                                                               \
+			T *const t_ = src;                                              \
+			src = dst;                                                      \
+			dst = t_;                                                       \
+		}                                                                       \
+		if (src != words)                                                       \
+			memcpy(words, src, m * sizeof(T));                              \
+		if (base == low)                                                        \
+			return;                                                         \
+		for (i = 0; i < m; i = k) {                                             \
+			for (k = i + 1; k < m && SAME_ABOVE(words[i], words[k], base); k++) \
+				;                                                       \
+			if (k - i > 1)                                                  \
+				sort_bucket_##SUFFIX(count, words + i, room, k - i, low,    \
+						     base - low);                       \
+		}                                                                       \
+	}
+
+DEFINE_SORT_BUCKET(32, uint32_t, LESS, DIGIT, same_above32)
+DEFINE_SORT_BUCKET(64, uint64_t, LESS, DIGIT, same_above64)
+DEFINE_SORT_BUCKET(128, struct word128, less128, DIGIT128, same_above128)
+
+/* Insertion sort, stable: equal words are never moved past each other. */
+static void insertion_sort(void *words, size_t n, enum word_kind kind)
 {
 	switch (kind) {
 	case WORD32:
-		return *(const uint32_t *)w >> b & mask;
+		insertion_32(words, n);
+		break;
 	case WORD64:
-		return *(const uint64_t *)w >> b & mask;
+		insertion_64(words, n);
+		break;
 	case WORD128:
+		insertion_128(words, n);
 		break;
 	}
-	if (b >= 64)
-		return ((const struct word128 *)w)->hi >> (b - 64) & mask;
-	/* A digit that starts in lo may end in hi. */
-	return (((const struct word128 *)w)->lo >> b |
-		(b ? ((const struct word128 *)w)->hi << (64 - b) : 0)) & mask;
-}
-
-/* One thread's buckets: values [vlo, vhi) of the first pass's digit. */
-struct bucket_job {
-	const struct radix *r;	/* src: the first pass's output; dst: room */
-	const size_t *start;	/* where each value's bucket starts, and the end */
-	size_t vlo, vhi;
-	unsigned bits;		/* the bits below the first pass's digit */
-	uint32_t count[LOCAL_DIGITS][RADIX];	/* buckets hold < 2^32 words */
-};
-
-/* Sort words[0..m) by their low j->bits bits, with room for m words,
- * stably; the result ends in words.  Digits narrower than the first
- * pass's where the bucket is small, so that a pass's counts do not cost
- * more than its words. */
-static void sort_bucket(struct bucket_job *j, unsigned char *words, unsigned char *room, size_t m)
-{
-	const enum word_kind kind = j->r->kind;
-	const size_t ws = word_size(kind);
-	unsigned char *src = words, *dst = room;
-	unsigned width = DIGIT_BITS, ndig, d;
-	size_t i, v, mask;
-	uint32_t at;
-
-	if (m < SMALL) {
-		insertion_sort(words, m, kind);
-		return;
-	}
-	while (width > LOCAL_MIN_BITS && ((size_t)4 << width) > m)
-		width--;
-	ndig = (j->bits + width - 1) / width;
-	width = (j->bits + ndig - 1) / ndig;
-	mask = ((size_t)1 << width) - 1;
-	for (d = 0; d < ndig; d++)
-		memset(j->count[d], 0, (mask + 1) * sizeof j->count[0][0]);
-	for (i = 0; i < m; i++)
-		for (d = 0; d < ndig; d++)
-			j->count[d][local_digit(words + i * ws, kind, d * width, mask)]++;
-	for (d = 0; d < ndig; d++) {
-		uint32_t *const c = j->count[d];
-		const unsigned b = d * width;
-		for (v = 0; v <= mask && !c[v]; v++)
-			;
-		if (c[v] == m)	/* one value: the pass would change nothing */
-			continue;
-		for (v = 0, at = 0; v <= mask; v++) {
-			const uint32_t k = c[v];
-			c[v] = at;
-			at += k;
-		}
-		switch (kind) {
-		case WORD32:
-			for (i = 0; i < m; i++) {
-				const uint32_t w = ((const uint32_t *)src)[i];
-				((uint32_t *)dst)[c[w >> b & mask]++] = w;
-			}
-			break;
-		case WORD64:
-			for (i = 0; i < m; i++) {
-				const uint64_t w = ((const uint64_t *)src)[i];
-				((uint64_t *)dst)[c[w >> b & mask]++] = w;
-			}
-			break;
-		case WORD128:
-			for (i = 0; i < m; i++) {
-				const struct word128 *w = (const struct word128 *)src + i;
-				((struct word128 *)dst)[c[local_digit(w, kind, b, mask)]++] = *w;
-			}
-			break;
-		}
-		unsigned char *const t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != words)
-		memcpy(words, src, m * ws);
 }
 
 static void sort_buckets(void *arg)
 {
 	struct bucket_job *j = arg;
-	const size_t ws = word_size(j->r->kind);
 	size_t v;
 
-	for (v = j->vlo; v < j->vhi; v++)
-		sort_bucket(j, (unsigned char *)j->r->src + j->start[v] * ws,
-			    (unsigned char *)j->r->dst + j->start[v] * ws, j->start[v + 1] - j->start[v]);
+	for (v = j->vlo; v < j->vhi; v++) {
+		const size_t at = j->start[v], m = j->start[v + 1] - at;
+		switch (j->r->kind) {
+		case WORD32:
+			sort_bucket_32(j->count, (uint32_t *)j->r->src + at, j->room, m, j->low,
+				       j->bits);
+			break;
+		case WORD64:
+			sort_bucket_64(j->count, (uint64_t *)j->r->src + at, j->room, m, j->low,
+				       j->bits);
+			break;
+		case WORD128:
+			sort_bucket_128(j->count, (struct word128 *)j->r->src + at, j->room, m,
+					j->low, j->bits);
+			break;
+		}
+	}
 }
 
-/* The lowest bit of digit d, counting WORD128's lo bits first. */
-static unsigned digit_bit(unsigned d)
+/* The MSD way: one pass on digit r->pass (the highest bits that differ)
+ * from words to scratch, then each bucket sorted there by the bits
+ * [low, r->dig[r->pass].shift), on the threads' own room.  The sorted
+ * words end in scratch.  sum holds the words of each value of the digit. */
+static int sort_msd(struct radix *r, struct radix_job *jobs, unsigned threads, unsigned low,
+		    const size_t *sum, size_t n, void *words, void *scratch)
 {
-	return d < HALF_DIGITS ? DIGIT_BITS * d : 64 + DIGIT_BITS * (d - HALF_DIGITS);
-}
-
-/* The MSD way: one pass on digit top (all digits above it the same in
- * every word) from words to scratch, then each bucket sorted in place
- * there, words' space as its room.  The sorted words end in scratch. */
-static int sort_msd(struct radix *r, struct radix_job *jobs, unsigned threads, unsigned top,
-		    size_t n, void *words, void *scratch)
-{
+	const size_t ws = word_size(r->kind);
 	struct bucket_job *bj = xmalloc(threads * sizeof *bj, "the host sort's counts");
 	size_t *start = xmalloc((RADIX + 1) * sizeof *start, "the host sort's counts");
-	size_t v, at, share;
+	size_t v, at, share, most;
 	unsigned t;
+	int rc = CLS_E_FAIL;
 
-	if (!bj || !start) {
-		free(bj);
-		free(start);
-		return CLS_E_FAIL;
-	}
-	r->digit = top;
-	r->src = words;
-	r->dst = scratch;
-	place(jobs, threads, top, n);
-	run_parallel(scatter, jobs, sizeof *jobs, threads);
+	if (!bj || !start)
+		goto out;
+	/* Buckets to threads in runs of about equal words. */
 	for (v = 0, at = 0; v < RADIX; v++) {
 		start[v] = at;
-		for (t = 0; t < threads; t++)
-			at += jobs[t].count[top][v];
+		at += sum[v];
 	}
 	start[RADIX] = at;
-	/* Buckets to threads in runs of about equal words. */
-	r->src = scratch;
-	r->dst = words;
 	share = (n + threads - 1) / threads;
 	for (t = 0, v = 0; t < threads; t++) {
 		bj[t].r = r;
 		bj[t].start = start;
-		bj[t].bits = digit_bit(top);
+		bj[t].low = low;
+		bj[t].bits = r->dig[r->pass].shift - low;
 		bj[t].vlo = v;
 		while (v < RADIX && (t + 1 == threads || start[v + 1] <= share * (t + 1)))
 			v++;
 		bj[t].vhi = v;
+		for (most = 0, at = bj[t].vlo; at < v; at++)
+			if (sum[at] > most)
+				most = sum[at];
+		bj[t].room = xmalloc(most * ws + 1, "the host sort's buckets");
+		if (!bj[t].room) {
+			while (t--)
+				free(bj[t].room);
+			goto out;
+		}
 	}
+	r->src = words;
+	r->dst = scratch;
+	place(jobs, threads, r->pass, n);
+	run_parallel(scatter, jobs, sizeof *jobs, threads);
+	r->src = scratch;
 	run_parallel(sort_buckets, bj, sizeof *bj, threads);
+	for (t = 0; t < threads; t++)
+		free(bj[t].room);
+	rc = 0;
+out:
 	free(start);
 	free(bj);
-	return 0;
+	return rc;
 }
 
-/* The largest bucket of digit d. */
-static size_t largest_bucket(const struct radix_job *jobs, unsigned threads, unsigned d)
+/* The lowest and the highest bit that differ between the words, from the
+ * blocks' ORs and ANDs; false when none does. */
+static bool differ(const struct radix_job *jobs, unsigned threads, unsigned *lo, unsigned *hi)
 {
-	size_t most = 0, v, t, sum;
+	uint64_t any[2] = { 0, 0 }, all[2] = { ~(uint64_t)0, ~(uint64_t)0 }, x0, x1;
+	unsigned t, h;
 
-	for (v = 0; v < RADIX; v++) {
-		for (t = 0, sum = 0; t < threads; t++)
-			sum += jobs[t].count[d][v];
-		if (sum > most)
-			most = sum;
+	for (t = 0; t < threads; t++)
+		for (h = 0; h < 2; h++) {
+			any[h] |= jobs[t].any[h];
+			all[h] &= jobs[t].all[h];
+		}
+	x0 = any[0] ^ all[0];
+	x1 = any[1] ^ all[1];
+	if (!x0 && !x1)
+		return false;
+	*lo = x0 ? (unsigned)__builtin_ctzll(x0) : 64 + (unsigned)__builtin_ctzll(x1);
+	*hi = x1 ? 127 - (unsigned)__builtin_clzll(x1) : 63 - (unsigned)__builtin_clzll(x0);
+	return true;
+}
+
+/* Digits of at most DIGIT_BITS, all of one width, over bits [lo, top). */
+static unsigned plan_digits(struct digit *dig, unsigned lo, unsigned top)
+{
+	const unsigned ndig = (top - lo + DIGIT_BITS - 1) / DIGIT_BITS;
+	const unsigned width = (top - lo + ndig - 1) / ndig;
+	unsigned d;
+
+	for (d = 0; d < ndig; d++) {
+		dig[d].shift = lo + d * width;
+		dig[d].mask = ((uint32_t)1 << (d + 1 < ndig ? width : top - dig[d].shift)) - 1;
 	}
-	return most;
+	return ndig;
 }
 
 int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
 	       void **sorted)
 {
 	const size_t ws = word_size(kind);
-	struct radix r = { words, NULL, kind, 0 };
+	struct radix r = { .src = words, .kind = kind };
 	struct radix_job *jobs = NULL;
+	size_t sum[RADIX];
 	void *own = NULL;
-	unsigned pass[MAX_DIGITS], passes = 0, d, k, t;
+	unsigned ndig, lo, hi, d, t;
+	bool moved = false;
 	int rc = CLS_E_FAIL;
 
 	if (sorted)
@@ -539,7 +629,9 @@ int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsign
 		return 0;
 	}
 	threads = plan_threads(n, threads);
-	jobs = xmalloc(threads * sizeof *jobs, "the host sort's counts");
+	/* Its lines are aligned for whole-line stores. */
+	jobs = xmalloc_aligned(_Alignof(struct radix_job), threads * sizeof *jobs,
+			       "the host sort's counts");
 	if (!jobs)
 		goto out;
 	for (t = 0; t < threads; t++) {
@@ -547,43 +639,72 @@ int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsign
 		jobs[t].lo = n / threads * t;
 		jobs[t].hi = t + 1 < threads ? n / threads * (t + 1) : n;
 	}
-	run_parallel(count_all, jobs, sizeof *jobs, threads);
-	/* The high digits of small keys and of record indexes are often the
-	 * same in all words. */
-	for (d = 0; d < digits(kind); d++)
-		if (!digit_shared(jobs, threads, d, n))
-			pass[passes++] = d;
-	if (passes && !scratch) {
+	/* Only the bits that differ need passes: the high bits of small
+	 * keys and of record indexes are often the same in every word. */
+	run_parallel(span, jobs, sizeof *jobs, threads);
+	rc = 0;
+	if (!differ(jobs, threads, &lo, &hi))
+		goto out;
+	if (!scratch) {
+		rc = CLS_E_FAIL;
 		scratch = own = xmalloc(n * ws, "the host sort's scratch array");
 		if (!scratch)
 			goto out;
 		populate_parallel(scratch, n * ws, threads);
+		rc = 0;
 	}
-	if (passes > 1 && n >= BUCKETS_MIN &&
-	    largest_bucket(jobs, threads, pass[passes - 1]) <= BUCKET_MAX) {
-		if (sort_msd(&r, jobs, threads, pass[passes - 1], n, words, scratch))
-			goto out;
-		r.src = scratch;
-		passes = 0;
+	/* The highest bits first: where their buckets are small enough, each
+	 * is sorted on its own in the caches. */
+	r.dig[0].shift = hi + 1 > lo + MSD_BITS ? hi + 1 - MSD_BITS : lo;
+	r.dig[0].mask = ((uint32_t)1 << (hi + 1 - r.dig[0].shift)) - 1;
+	r.first = r.pass = 0;
+	r.last = 1;
+	if (n >= BUCKETS_MIN && r.dig[0].shift > lo) {
+		run_parallel(count, jobs, sizeof *jobs, threads);
+		totals(jobs, threads, 0, sum);
+		for (d = 0; d < RADIX && sum[d] <= BUCKET_MAX; d++)
+			;
+		if (d == RADIX) {
+			rc = sort_msd(&r, jobs, threads, lo, sum, n, words, scratch);
+			r.src = scratch;
+			goto done;
+		}
 	}
-	for (k = 0; k < passes; k++) {
-		r.digit = pass[k];
-		/* The first pass has its counts from count_all; the passes
-		 * after it have moved the words between the blocks. */
-		if (k > 0)
-			run_parallel(count_digit, jobs, sizeof *jobs, threads);
-		place(jobs, threads, r.digit, n);
+	/* LSD passes over all the bits that differ, the counts of all their
+	 * digits in one read.  A digit of one value is skipped: the counts
+	 * of all blocks together do not depend on where the passes before
+	 * have moved the words, each block's do. */
+	ndig = plan_digits(r.dig, lo, hi + 1);
+	r.first = 0;
+	r.last = ndig;
+	run_parallel(count, jobs, sizeof *jobs, threads);
+	for (d = 0; d < ndig; d++) {
+		totals(jobs, threads, d, sum);
+		for (t = 0; t < RADIX && !sum[t]; t++)
+			;
+		if (sum[t] == n)
+			continue;
+		if (moved) {
+			r.first = d;
+			r.last = d + 1;
+			run_parallel(count, jobs, sizeof *jobs, threads);
+		}
+		r.pass = d;
+		place(jobs, threads, d, n);
 		r.dst = r.src == words ? scratch : words;
 		run_parallel(scatter, jobs, sizeof *jobs, threads);
 		r.src = r.dst;
+		moved = true;
 	}
+done:
+	if (rc)
+		goto out;
 	if (sorted && !own) {
 		*sorted = (void *)r.src;
 	} else if (r.src != words) {
 		r.dst = words;
 		run_parallel(copy_block, jobs, sizeof *jobs, threads);
 	}
-	rc = 0;
 out:
 	free(own);
 	free(jobs);

@@ -1,7 +1,8 @@
-/* The host sort: a stable radix sort of sort words on host threads.  One
- * 11-bit pass on the highest digit that differs, then each bucket sorted
- * by its lower digits in the caches; where a bucket is too large for them
- * (skewed keys), 11-bit LSD passes over the whole array. */
+/* The host sort: a stable radix sort of sort words on host threads.  Only
+ * the bits that differ between the words are sorted on: one pass on the
+ * highest 10 of them, then each bucket sorted in the caches, two digits at
+ * a time from its highest; where a bucket is too large for the caches
+ * (skewed keys), LSD passes of up to 11 bits over the whole array. */
 #ifndef CLSORT_RADIX_H
 #define CLSORT_RADIX_H
 

@@ -92,6 +92,17 @@ void *xmalloc(size_t size, const char *what)
 	return p;
 }
 
+void *xmalloc_aligned(size_t align, size_t size, const char *what)
+{
+	void *p = NULL;
+	const int err = posix_memalign(&p, align, size ? size : 1);
+	if (err) {
+		msg_errno(err, "cannot allocate %zu bytes for %s", size, what);
+		return NULL;
+	}
+	return p;
+}
+
 ssize_t read_full(int fd, void *buf, size_t len)
 {
 	size_t done = 0;

@@ -29,6 +29,10 @@ double now_sec(void);
 
 /* malloc that reports failure with what it was for; NULL on failure. */
 void *xmalloc(size_t size, const char *what);
+/* The same, at a multiple of align (a power of two, a multiple of the
+ * size of a pointer): for types declared with a larger alignment than
+ * malloc's.  Released with free. */
+void *xmalloc_aligned(size_t align, size_t size, const char *what);
 
 /* Read up to len bytes, retrying on EINTR and short reads; returns bytes
  * read (less only at end of file) or -1 with errno set. */

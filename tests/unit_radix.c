@@ -12,11 +12,15 @@
 #include "radix.h"
 #include "tap.h"
 
-enum shape { RANDOM, EQUAL, SORTED, REVERSED, FEW, TOP_BYTE, BOTTOM_BYTE, SAME_HI, SHAPES };
+enum shape {
+	RANDOM, EQUAL, SORTED, REVERSED, FEW, TOP_BYTE, BOTTOM_BYTE, SAME_HI, FEW_HIGH, MIDDLE,
+	SHAPES
+};
 
 static const char *const shape_names[SHAPES] = {
 	"random", "all equal", "sorted", "reversed", "few distinct", "top byte only",
-	"bottom byte only", "equal hi, distinct lo",
+	"bottom byte only", "equal hi, distinct lo", "few high parts, random low bits",
+	"random middle bits",
 };
 
 static const char *const kind_names[] = { "u32", "u64", "128-bit" };
@@ -94,6 +98,22 @@ static void fill(void *w, size_t n, enum word_kind kind, enum shape shape)
 		}
 		case BOTTOM_BYTE:
 			put(w, i, kind, base, (base2 & ~0xffull) | (rnd() & 0xff));
+			break;
+		case FEW_HIGH:
+			/* Long runs that agree on all but the lowest bits. */
+			put(w, i, kind, few[rnd() % 5], few[rnd() % 3] << 11 | (rnd() & 0x7ff));
+			break;
+		case MIDDLE:
+			/* Bits 10 to 21 of a 32-bit word, 26 to 41 of a 64-bit
+			 * one, 58 to 73 of a 128-bit one: the last across the
+			 * halves. */
+			if (kind == WORD128)
+				put(w, i, kind, (base & ~0x3ffull) | (rnd() & 0x3ff),
+				    (base2 & ~(0x3full << 58)) | (rnd() & 0x3f) << 58);
+			else if (kind == WORD64)
+				put(w, i, kind, base, (base2 & ~(0xffffull << 26)) | (rnd() & 0xffff) << 26);
+			else
+				put(w, i, kind, base, (base2 & ~(0xfffull << 10)) | (rnd() & 0xfff) << 10);
 			break;
 		case SAME_HI:
 			/* A bijection of i: distinct, in no order. */
