@@ -133,10 +133,18 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 {
 	const double x = (double)n;
 
-	if (r->host > 0 && r->device > 0)
-		return r->host * x <= r->start + r->device * x;
-	/* One side is unmeasured: try it, where the input is big enough to
-	 * measure it and, for the host, small enough to cost little. */
+	if (r->host > 0 && r->device > 0 && r->start > 0) {
+		const double host = r->host * x;
+		if (host > r->start + r->device * x)
+			return false;
+		/* A device rate from sorts much smaller than this one carries
+		 * their fixed costs: a device quicker per record than the host
+		 * is measured on this size, unless its start alone would lose. */
+		return !(r->device < r->host && x >= THR_EXPLORE * r->device_at && host > r->start);
+	}
+	/* A side unmeasured, or the device's start: try it, where the input
+	 * is big enough to measure it and, for the host, small enough to
+	 * cost little. */
 	if (r->host > 0)
 		return n < THR_MEASURE_MIN;
 	return n <= THR_TRY_HOST;

@@ -4,7 +4,9 @@
  * sort word width), since each sorts bare keys, records and kv lines of
  * each width at rates of its own.  auto then takes whichever the rates
  * say is quicker for the input's size; while a side has no measurement
- * yet, it is tried on an input big enough to measure it. */
+ * yet, it is tried on an input big enough to measure it, and a device
+ * that is quicker per record is measured again on inputs much larger than
+ * those it was measured on. */
 #ifndef CLSORT_THRESHOLD_H
 #define CLSORT_THRESHOLD_H
 
@@ -20,11 +22,15 @@
 /* While the host is not measured, auto tries it on inputs up to this many
  * records: it sorts them in a second or so on any host. */
 #define THR_TRY_HOST ((uint64_t)1 << 24)
+/* A device measured only on sorts this many times smaller than an input
+ * is measured again on it (see thr_host_wins). */
+#define THR_EXPLORE 4
 
 struct thr_rates {
 	double host;		/* seconds per record on the host engine; 0: not measured */
 	double host_at;		/* the size of the largest sort it was measured on */
-	double start;		/* seconds to start and release the device */
+	double start;		/* seconds to start and release the device; 0: not
+				 * measured */
 	double device;		/* seconds per record on the device; 0: not measured */
 	double device_at;
 	char dev[560];		/* the device measured */

@@ -231,7 +231,7 @@ craft() {
   own_cache
   keys 20000 71
   sorts_in -v
-  [[ "$stderr" == *"auto, keys32: host not measured; device 0.000 s to start, not measured"* ]]
+  [[ "$stderr" == *"auto, keys32: host not measured; device start not measured, not measured"* ]]
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record (measured up to 20000 records)"* ]]
   assert [ "$(head -n 1 "$C/rates")" = "clsort rates 1" ]
@@ -285,6 +285,45 @@ craft() {
   [[ "$stderr" != *"on the host"* ]]
 }
 
+@test "auto measures the device's start on a sort that did not build its kernels, and keeps the least" {
+  local dev
+  own_cache
+  keys 20000 79
+  # The kernels in the cache: the sorts below load them.
+  sorts_in -d cpu
+  # The device's rate measured, its start not (a sort that built the
+  # kernels leaves it out): tried on the next sort big enough to time.
+  craft "keys32 1e-06 1e+06 0 1e-06 1e+06 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"device a test device: start not measured, 1e+03 ns per record"* ]]
+  [[ "$stderr" != *"on the host"* ]]
+  [[ "$(rates keys32)" =~ ^"keys32 1e-06 1e+06 "[0-9.e-]*[1-9][0-9.e-]*" " ]]
+  dev=$(rates keys32 | cut -d' ' -f7-)
+  # A start less than this sort's is kept.
+  craft "keys32 1e-06 1e+06 1e-06 1e-09 1e+06 $dev"
+  sorts_in -v
+  [[ "$stderr" != *"on the host"* ]]
+  [[ "$(rates keys32)" == "keys32 1e-06 1e+06 1e-06 "* ]]
+}
+
+@test "auto measures again a device quicker per record on a sort much larger than it was measured on" {
+  own_cache
+  keys 20000 80
+  # The host 20 ms, the device 10 ms + 19.8 ms by its rate from sorts of
+  # 1000 records: measured again on these 20000.
+  craft "keys32 1e-06 1e+06 0.01 9.9e-07 1000 a test device"
+  sorts_in -v
+  [[ "$stderr" != *"on the host"* ]]
+  # The same rate from sorts as large as this one: the host.
+  craft "keys32 1e-06 1e+06 0.01 9.9e-07 20000 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  # A device slower per record is not measured again.
+  craft "keys32 1e-06 1e+06 0.001 2e-06 1000 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+}
+
 @test "an unsound rates entry is ignored, and the next sort replaces it" {
   local bad
   own_cache
@@ -296,7 +335,7 @@ craft() {
     'clsort rates 0\nkeys32 1e-09 1e+06 0.001 1e-06 1e+06 x\n' ''; do
     printf "$bad" > "$C/rates"
     sorts_in -vv
-    [[ "$stderr" == *"auto, keys32: host not measured; device 0.000 s to start, not measured"* ]] ||
+    [[ "$stderr" == *"auto, keys32: host not measured; device start not measured, not measured"* ]] ||
       fail "entry '$bad' was used"
     [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   done

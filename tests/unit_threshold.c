@@ -1,6 +1,7 @@
 /* Unit tests of auto's choice between the host and the device: by the
  * measured rates when both sides have them, else trying the unmeasured
- * side; and how a sort's time is folded into a rate. */
+ * side, and measuring again a device measured on much smaller sorts; and
+ * how a sort's time is folded into a rate. */
 #include "config.h"
 
 #include <string.h>
@@ -12,11 +13,12 @@ static struct thr_rates rates(double host, double start, double device)
 {
 	struct thr_rates r;
 	memset(&r, 0, sizeof r);
+	/* Measured on sorts larger than those below, unless a test says. */
 	r.host = host;
-	r.host_at = host > 0 ? 1e6 : 0;
+	r.host_at = host > 0 ? 1e12 : 0;
 	r.start = start;
 	r.device = device;
-	r.device_at = device > 0 ? 1e6 : 0;
+	r.device_at = device > 0 ? 1e12 : 0;
 	return r;
 }
 
@@ -36,8 +38,26 @@ int main(void)
 	ok(thr_host_wins(&r, 1) && thr_host_wins(&r, (uint64_t)1 << 40),
 	   "a device slower per record: the host at every size");
 	/* A device that starts at once and is quicker: the device always. */
-	r = rates(5e-9, 0, 1e-9);
+	r = rates(5e-9, 1e-9, 1e-9);
 	ok(!thr_host_wins(&r, 1), "a device quicker with no start: the device");
+	/* Its start not measured yet (the sort that measured its rate built
+	 * its kernels): tried as an unmeasured device is. */
+	r = rates(5e-9, 0, 0.5e-9);
+	ok(thr_host_wins(&r, THR_MEASURE_MIN - 1) && !thr_host_wins(&r, THR_MEASURE_MIN),
+	   "the device's start unmeasured: tried on a sort big enough to time");
+	/* Measured on sorts of 10^6 records, where its fixed costs weigh: on
+	 * THR_EXPLORE times as many, measured again where the host would take
+	 * longer than its start... */
+	r = rates(5e-9, 0.3, 0.5e-9);
+	r.device_at = 1e6;
+	ok(thr_host_wins(&r, 4000000), "the host where it takes less than the device's start");
+	ok(!thr_host_wins(&r, 66666666), "a device measured on smaller sorts: measured again");
+	r.device_at = 3e7;
+	ok(thr_host_wins(&r, 66666666), "the crossover again, measured on sorts big enough");
+	/* ...but not when it is slower per record. */
+	r = rates(5e-9, 0.01, 40e-9);
+	r.device_at = 1e6;
+	ok(thr_host_wins(&r, (uint64_t)1 << 40), "a device slower per record: not measured again");
 
 	r = rates(0, 0, 0);
 	ok(thr_host_wins(&r, 1) && thr_host_wins(&r, THR_TRY_HOST),
