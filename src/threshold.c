@@ -135,11 +135,12 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 
 	if (r->host > 0 && r->device > 0 && r->start > 0) {
 		const double host = r->host * x;
+		/* A rate from sorts much smaller than this one carries their
+		 * fixed costs: the side it makes lose is measured on this size,
+		 * the host where that costs little, the device where it is
+		 * quicker per record and its start alone would not lose. */
 		if (host > r->start + r->device * x)
-			return false;
-		/* A device rate from sorts much smaller than this one carries
-		 * their fixed costs: a device quicker per record than the host
-		 * is measured on this size, unless its start alone would lose. */
+			return x >= THR_EXPLORE * r->host_at && n <= THR_TRY_HOST;
 		return !(r->device < r->host && x >= THR_EXPLORE * r->device_at && host > r->start);
 	}
 	/* A side unmeasured, or the device's start: try it, where the input

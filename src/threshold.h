@@ -4,9 +4,8 @@
  * sort word width), since each sorts bare keys, records and kv lines of
  * each width at rates of its own.  auto then takes whichever the rates
  * say is quicker for the input's size; while a side has no measurement
- * yet, it is tried on an input big enough to measure it, and a device
- * that is quicker per record is measured again on inputs much larger than
- * those it was measured on. */
+ * yet, it is tried on an input big enough to measure it, and a side
+ * measured only on much smaller inputs may be measured again. */
 #ifndef CLSORT_THRESHOLD_H
 #define CLSORT_THRESHOLD_H
 
@@ -22,8 +21,8 @@
 /* While the host is not measured, auto tries it on inputs up to this many
  * records: it sorts them in a second or so on any host. */
 #define THR_TRY_HOST ((uint64_t)1 << 24)
-/* A device measured only on sorts this many times smaller than an input
- * is measured again on it (see thr_host_wins). */
+/* A side measured only on sorts this many times smaller than an input may
+ * be measured again on it (see thr_host_wins). */
 #define THR_EXPLORE 4
 
 struct thr_rates {

@@ -306,7 +306,7 @@ craft() {
   [[ "$(rates keys32)" == "keys32 1e-06 1e+06 1e-06 "* ]]
 }
 
-@test "auto measures again a device quicker per record on a sort much larger than it was measured on" {
+@test "auto measures again a side measured only on much smaller sorts" {
   own_cache
   keys 20000 80
   # The host 20 ms, the device 10 ms + 19.8 ms by its rate from sorts of
@@ -322,6 +322,14 @@ craft() {
   craft "keys32 1e-06 1e+06 0.001 2e-06 1000 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  # A host measured on sorts of 1000 records: measured again on these.
+  craft "keys32 1e-06 1000 0.001 1e-09 1e+06 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0.001 1e-09 1e+06 a test device"$ ]]
+  craft "keys32 1e-06 20000 0.001 1e-09 1e+06 a test device"
+  sorts_in -v
+  [[ "$stderr" != *"on the host"* ]]
 }
 
 @test "an unsound rates entry is ignored, and the next sort replaces it" {

@@ -54,6 +54,15 @@ int main(void)
 	ok(!thr_host_wins(&r, 66666666), "a device measured on smaller sorts: measured again");
 	r.device_at = 3e7;
 	ok(thr_host_wins(&r, 66666666), "the crossover again, measured on sorts big enough");
+	/* The host measured on a sort of 16384 records, all fixed costs:
+	 * measured again where that costs little. */
+	r = rates(60e-9, 0.4, 2e-9);
+	r.host_at = 16384;
+	ok(thr_host_wins(&r, THR_TRY_HOST), "a host measured on a small sort: measured again");
+	ok(!thr_host_wins(&r, THR_TRY_HOST + 1), "...up to THR_TRY_HOST records");
+	r.start = 0.001;
+	ok(!thr_host_wins(&r, THR_EXPLORE * 16384 - 1) && thr_host_wins(&r, THR_EXPLORE * 16384),
+	   "...on sorts THR_EXPLORE times larger than it was");
 	/* ...but not when it is slower per record. */
 	r = rates(5e-9, 0.01, 40e-9);
 	r.device_at = 1e6;
