@@ -155,6 +155,42 @@ static size_t record_len(const struct enc_format *f, const unsigned char *p,
  * copy is a single move. */
 #define BLOCK 512
 
+/* The counts of a block's records per range into at, in bytes.  Four
+ * sets of counters, each record's to the set of its place mod 4: with one
+ * set, the records of a range would add to the same counter one after
+ * another, each waiting for the last one's store (with two ranges, half of
+ * all records). */
+#define COUNT_SETS 4
+#define COUNT_RANGES 64
+
+static inline __attribute__((always_inline)) void count_block(const struct classifier *c,
+								  const void *keys, bool narrow,
+								  size_t n, uint64_t pos, size_t size,
+								  size_t *at)
+{
+	const uint32_t *const k32 = keys;
+	const uint64_t *const k64 = keys;
+	uint32_t cnt[COUNT_SETS][COUNT_RANGES];
+	size_t i, r;
+
+	if (c->nsp + 1 > COUNT_RANGES) {
+		for (i = 0; i < n; i++)
+			at[range_of(c, narrow ? k32[i] : k64[i], pos + i * size)] += size;
+		return;
+	}
+	memset(cnt, 0, sizeof cnt);
+	for (i = 0; i + COUNT_SETS <= n; i += COUNT_SETS) {
+		cnt[0][range_of(c, narrow ? k32[i] : k64[i], pos + i * size)]++;
+		cnt[1][range_of(c, narrow ? k32[i + 1] : k64[i + 1], pos + (i + 1) * size)]++;
+		cnt[2][range_of(c, narrow ? k32[i + 2] : k64[i + 2], pos + (i + 2) * size)]++;
+		cnt[3][range_of(c, narrow ? k32[i + 3] : k64[i + 3], pos + (i + 3) * size)]++;
+	}
+	for (; i < n; i++)
+		cnt[0][range_of(c, narrow ? k32[i] : k64[i], pos + i * size)]++;
+	for (r = 0; r <= c->nsp; r++)
+		at[r] += (size_t)(cnt[0][r] + cnt[1][r] + cnt[2][r] + cnt[3][r]) * size;
+}
+
 static inline __attribute__((always_inline)) void bin_records(struct piece *pc, size_t size)
 {
 	const struct enc_format *f = pc->f;
@@ -177,8 +213,7 @@ static inline __attribute__((always_inline)) void bin_records(struct piece *pc, 
 		const uint64_t pos = pc->pos + done * size;
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
 		if (!buf) {
-			for (i = 0; i < n; i++)
-				at[range_of(c, narrow ? k.k32[i] : k.k64[i], pos + i * size)] += size;
+			count_block(c, &k, narrow, n, pos, size, at);
 			continue;
 		}
 		for (i = 0; i < n; i++) {

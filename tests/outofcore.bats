@@ -93,7 +93,7 @@ check_u32_sorted() {
 # --- key ranges of a run each -----------------------------------------------------
 
 @test "u32, -S 4K: key ranges of a run each, identical to the in-core sort" {
-  for n in 1 1023 1024 1025 3073 10007; do
+  for n in 1 1023 1024 1025 3073 10007 100003; do
     gen_u32 "$T/in" $n
     same_as_incore "$n keys" -- -S 4K -- "$T/in"
     check_u32_sorted "$T/in"
