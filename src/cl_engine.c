@@ -608,6 +608,34 @@ static void add_times(struct cle *e, const cl_event *up, const cl_event *down, s
 	}
 }
 
+/* The end of a sort or a merge, whose launches left err (from what they
+ * were doing): the n sorted words at word off of result down to consume
+ * (ready and each as download takes them), and the times of the
+ * transfers and kernels added.  0, what consume returned, or CLS_E_FAIL
+ * after a message. */
+static int finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_t off,
+		  size_t n, size_t chunk_tiles, size_t chunks, cl_event *ready, bool each,
+		  const cl_event *up, cl_event *down, eng_consumer consume, void *ctx)
+{
+	int cb = 0;
+
+	clFlush(e->dev->queue);
+	if (err == CL_SUCCESS) {
+		what = "download from the device";
+		err = download(e, result, off, n, chunk_tiles, chunks, ready, each, down, consume,
+			       ctx, &cb);
+	}
+	if (cb)
+		return cb;
+	if (err != CL_SUCCESS) {
+		dev_fail(what, err);
+		return CLS_E_FAIL;
+	}
+	if (e->dev->profiling)
+		add_times(e, up, down, chunks);
+	return 0;
+}
+
 static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume,
 		    void *ctx)
 {
@@ -715,23 +743,8 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 			err = launch_tails(e, log_b, n, k.t0, k.t1, &sorted[c]);
 		}
 	}
-	clFlush(e->dev->queue);
-	if (err == CL_SUCCESS) {
-		what = "download from the device";
-		err = download(e, result, 0, n, chunk_tiles, chunks, sorted, true, down, consume,
-			       ctx, &cb);
-	}
-	if (cb) {
-		rc = cb;
-		goto out;
-	}
-	if (err != CL_SUCCESS) {
-		dev_fail(what, err);
-		goto out;
-	}
-	if (e->dev->profiling)
-		add_times(e, up, down, chunks);
-	rc = 0;
+	rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
+		    consume, ctx);
 out:
 	/* Nothing may still be writing into words when we return. */
 	clFinish(e->xfer);
@@ -830,23 +843,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		to ^= from;
 		from ^= to;
 	}
-	clFlush(e->dev->queue);
-	if (err == CL_SUCCESS) {
-		what = "download from the device";
-		err = download(e, e->buf, from, n, chunk_tiles, chunks, &done, false, down, consume,
-			       ctx, &cb);
-	}
-	if (cb) {
-		rc = cb;
-		goto out;
-	}
-	if (err != CL_SUCCESS) {
-		dev_fail(what, err);
-		goto out;
-	}
-	if (e->dev->profiling)
-		add_times(e, up, down, chunks);
-	rc = 0;
+	rc = finish(e, err, what, e->buf, from, n, chunk_tiles, chunks, &done, false, up, down,
+		    consume, ctx);
 out:
 	clFinish(e->xfer);
 	clFinish(e->dev->queue);
