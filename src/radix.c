@@ -140,6 +140,24 @@ static void span(void *arg)
 	j->all[1] = all1;
 }
 
+/* The block's counts of digits [first, last) of its words w, of type T;
+ * one digit on its own in a loop of its own. */
+#define COUNT_WORDS(T)                                                                 \
+	do {                                                                           \
+		const T *const w = r->src;                                             \
+		if (last - first == 1) {                                               \
+			size_t *const c = j->count[first];                             \
+			const unsigned b = dig[first].shift;                           \
+			const uint32_t m = dig[first].mask;                            \
+			for (i = j->lo; i < hi; i++)                                   \
+				c[w[i] >> b & m]++;                                    \
+			break;                                                         \
+		}                                                                      \
+		for (i = j->lo; i < hi; i++)                                           \
+			for (d = first; d < last; d++)                                 \
+				j->count[d][w[i] >> dig[d].shift & dig[d].mask]++;     \
+	} while (0)
+
 /* The block's counts of digits [first, last), over the block as the last
  * pass left it. */
 static void count(void *arg)
@@ -155,36 +173,12 @@ static void count(void *arg)
 	for (d = first; d < last; d++)
 		memset(j->count[d], 0, sizeof j->count[d]);
 	switch (r->kind) {
-	case WORD32: {
-		const uint32_t *w = r->src;
-		if (last - first == 1) {
-			size_t *const c = j->count[first];
-			const unsigned b = dig[first].shift;
-			const uint32_t m = dig[first].mask;
-			for (i = j->lo; i < hi; i++)
-				c[w[i] >> b & m]++;
-			break;
-		}
-		for (i = j->lo; i < hi; i++)
-			for (d = first; d < last; d++)
-				j->count[d][w[i] >> dig[d].shift & dig[d].mask]++;
+	case WORD32:
+		COUNT_WORDS(uint32_t);
 		break;
-	}
-	case WORD64: {
-		const uint64_t *w = r->src;
-		if (last - first == 1) {
-			size_t *const c = j->count[first];
-			const unsigned b = dig[first].shift;
-			const uint32_t m = dig[first].mask;
-			for (i = j->lo; i < hi; i++)
-				c[w[i] >> b & m]++;
-			break;
-		}
-		for (i = j->lo; i < hi; i++)
-			for (d = first; d < last; d++)
-				j->count[d][w[i] >> dig[d].shift & dig[d].mask]++;
+	case WORD64:
+		COUNT_WORDS(uint64_t);
 		break;
-	}
 	case WORD128: {
 		const struct word128 *w = r->src;
 		for (i = j->lo; i < hi; i++)
@@ -646,12 +640,12 @@ int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsign
 	if (!differ(jobs, threads, &lo, &hi))
 		goto out;
 	if (!scratch) {
-		rc = CLS_E_FAIL;
 		scratch = own = xmalloc(n * ws, "the host sort's scratch array");
-		if (!scratch)
+		if (!scratch) {
+			rc = CLS_E_FAIL;
 			goto out;
+		}
 		populate_parallel(scratch, n * ws, threads);
-		rc = 0;
 	}
 	/* The highest bits first: where their buckets are small enough, each
 	 * is sorted on its own in the caches. */
