@@ -66,6 +66,12 @@ struct enc_batch {
 	void *words;		/* cap words, where the whole run is encoded at once */
 	struct kv_line *lines;	/* kv: cap lines */
 	uint64_t skipped;	/* kv --skip-bad: lines dropped */
+	/* bin: where the run's n words come from when they are not the
+	 * slices' records in order (a key range's records, taken from
+	 * slices that hold the whole input): fills words [first,
+	 * first + count) into dst.  NULL: the slices. */
+	int (*pick)(const void *ctx, size_t first, size_t count, void *dst);
+	const void *pick_ctx;
 };
 
 struct enc_planner {

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "partition.h"
 #include "runs.h"
+#include "sortrun.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -83,19 +84,78 @@ struct gate {
 	bool cancel;		/* ...or there will be none */
 };
 
+/* How the ranges reach their devices: copied out of the input into
+ * buffers of their own, or (bin records, but for -u and keys longer than
+ * their words) taken straight from the input by each device's staging,
+ * which then reads the whole input but never writes it a second time. */
+struct cut {
+	struct part_set parts;		/* copied */
+	struct part_sieve sieve;	/* or taken from the input... */
+	struct enc_batch whole;		/* ...whose records this batch holds */
+	bool sieved;
+};
+
 /* One device: its engine, its range and what became of it. */
 struct job {
 	struct cls_opts o;	/* the device's share of the options */
 	struct enc_format f;
 	struct gate *gate;
 	struct engine *eng;
-	const struct in_set *range;	/* NULL: none for this device */
+	const struct cut *cut;
+	size_t r;		/* its range... */
+	bool assigned;		/* ...if it has one */
+	uint64_t bytes;		/* of the range */
 	struct out_writer w;	/* a part of the output, or a temporary file */
 	int tmp;		/* that file, or -1 */
 	bool opened;
 	double t_open, secs;
 	int rc;
 };
+
+static int pick(const void *ctx, size_t first, size_t count, void *dst)
+{
+	const struct job *j = ctx;
+	return part_sieve_words(&j->cut->sieve, j->r, first, count, dst);
+}
+
+/* Sort job j's range, taken from the input: in one run where it fits,
+ * else copied out and sorted in runs. */
+static int sort_sieved(struct job *j)
+{
+	const struct enc_format *f = &j->f;
+	const size_t n = j->bytes / f->rec_size;
+	struct enc_batch b = j->cut->whole;
+	struct srt_times t;
+	struct part_set own;
+	size_t cap;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if ((rc = eng_capacity(j->eng, n, &cap)))
+		return rc;
+	if (cap >= n && (!f->indexed || b.n <= runs_index_limit())) {
+		/* The output's blocks prepared while the range is staged. */
+		struct srt_warm warm = { .out = &j->w, .out_bytes = j->bytes,
+					 .out_exact = j->bytes <= j->o.memory_bytes / 2,
+					 .threads = f->threads };
+		memset(&t, 0, sizeof t);
+		b.n = n;
+		b.pick = pick;
+		b.pick_ctx = j;
+		srt_warm_start(&warm);
+		rc = srt_run(j->eng, f, &b, &j->w, &warm, &t);
+		srt_warm_done(&warm);
+		return rc;
+	}
+	msg_info(1, "range %zu does not fit a run on device %s: copied out and sorted in runs",
+		 j->r, j->o.device);
+	if ((rc = part_sieve_copy(&j->cut->sieve, j->r, &own)))
+		return rc;
+	rc = runs_sort_on(&j->o, f, &own.ranges[0], &j->w, j->eng);
+	part_free(&own);
+	return rc;
+}
 
 static void *job_main(void *arg)
 {
@@ -114,8 +174,10 @@ static void *job_main(void *arg)
 	cancel = j->gate->cancel;
 	pthread_mutex_unlock(&j->gate->lock);
 	t0 = now_sec();
-	if (j->rc == 0 && !cancel && j->range) {
-		j->rc = runs_sort_on(&j->o, &j->f, j->range, &j->w, j->eng);
+	if (j->rc == 0 && !cancel && j->assigned) {
+		j->rc = j->cut->sieved ? sort_sieved(j)
+				       : runs_sort_on(&j->o, &j->f, &j->cut->parts.ranges[j->r],
+						      &j->w, j->eng);
 		if (j->rc == 0)
 			j->rc = out_finish(&j->w);
 	}
@@ -147,6 +209,57 @@ static void release(struct gate *g, bool cancel)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* Cut in into up to n ranges, *count of them.  Same returns as
+ * part_split_n. */
+static int cut_input(struct cut *c, const struct enc_format *f, const struct in_set *in,
+		     uint64_t records, size_t n, size_t *count)
+{
+	struct part_key *sp;
+	struct enc_planner pl;
+	size_t nsp, i;
+	int rc;
+
+	c->sieved = f->fmt == CLS_FMT_BIN && !f->unique && !f->tail;
+	if (!c->sieved) {
+		if ((rc = part_split_n(f, in, records, n, SAMPLES, md_whole_keys(f), &c->parts)))
+			return rc;
+		*count = c->parts.count;
+		/* Every record is in the ranges now. */
+		for (i = 0; i < in->count; i++)
+			in_release(&in->files[i], 0, in->files[i].size);
+		return 0;
+	}
+	sp = calloc(n, sizeof *sp);
+	if (!sp) {
+		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+		return CLS_E_FAIL;
+	}
+	nsp = part_pick(f, in, records, n, SAMPLES, false, sp);
+	rc = nsp == SIZE_MAX ? CLS_E_FAIL : part_sieve_init(&c->sieve, f, in, 0, sp, nsp, true);
+	free(sp);
+	if (rc)
+		return rc;
+	*count = c->sieve.nranges;
+	/* One batch of every record, which the ranges' words index. */
+	if (enc_plan_init(&pl, f, in))
+		return CLS_E_FAIL;
+	rc = enc_plan_next(&pl, SIZE_MAX, &c->whole) < 0 ? CLS_E_FAIL : 0;
+	enc_plan_free(&pl);
+	return rc;
+}
+
+static uint64_t cut_bytes(const struct cut *c, size_t r)
+{
+	return c->sieved ? part_sieve_bytes(&c->sieve, r) : c->parts.ranges[r].bytes;
+}
+
+static void cut_free(struct cut *c)
+{
+	part_free(&c->parts);
+	part_sieve_free(&c->sieve);
+	free(c->whole.slices);
+}
+
 int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct enc_format *f,
 	    const struct in_set *in, struct out_writer *out)
 {
@@ -154,16 +267,16 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 	const unsigned threads = f->threads / n ? f->threads / (unsigned)n : 1;
 	const uint64_t records = f->fmt == CLS_FMT_BIN ? in->bytes / f->rec_size : in->bytes;
 	struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false };
-	struct part_set parts;
+	struct cut cut;
 	struct job *jobs = NULL;
 	pthread_t *tids = NULL;
 	bool exact_parts = false;
 	uint64_t off = 0;
-	size_t i, started = 0;
+	size_t i, ranges = 0, started = 0;
 	double t0 = now_sec();
 	int rc = CLS_E_FAIL;
 
-	memset(&parts, 0, sizeof parts);
+	memset(&cut, 0, sizeof cut);
 	if (n == 1)
 		return sort_on(o, f, d->specs[0], in, out);
 	jobs = calloc(n, sizeof *jobs);
@@ -182,27 +295,27 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 		j->f = *f;
 		j->f.threads = threads;
 		j->gate = &gate;
+		j->cut = &cut;
 		j->tmp = -1;
 		if ((err = pthread_create(&tids[started], NULL, job_main, j))) {
 			msg_errno(err, "cannot start a thread for device %s", j->o.device);
 			goto out;
 		}
 	}
-	rc = part_split_n(f, in, records, n, SAMPLES, md_whole_keys(f), &parts);
-	if (rc)
+	if ((rc = cut_input(&cut, f, in, records, n, &ranges)))
 		goto out;
-	msg_info(1, "%llu bytes cut into %zu key ranges for %zu devices in %.3f s",
-		 (unsigned long long)in->bytes, parts.count, n, now_sec() - t0);
-	/* Every record is in the ranges now. */
-	for (i = 0; i < in->count; i++)
-		in_release(&in->files[i], 0, in->files[i].size);
+	msg_info(1, "%llu bytes cut into %zu key ranges for %zu devices in %.3f s%s",
+		 (unsigned long long)in->bytes, ranges, n, now_sec() - t0,
+		 cut.sieved ? ", each taken from the input by its device's staging" : "");
 	exact_parts = md_exact(f) && out_seekable(out);
-	for (i = 0; i < parts.count; i++) {
+	for (i = 0; i < ranges; i++) {
 		if ((rc = open_job(&jobs[i], out, exact_parts, off)))
 			goto out;
 		jobs[i].opened = true;
-		jobs[i].range = &parts.ranges[i];
-		off += parts.ranges[i].bytes;
+		jobs[i].assigned = true;
+		jobs[i].r = i;
+		jobs[i].bytes = cut_bytes(&cut, i);
+		off += jobs[i].bytes;
 	}
 	t0 = now_sec();
 out:
@@ -212,13 +325,13 @@ out:
 		pthread_join(tids[i], NULL);
 		if (rc == 0)
 			rc = j->rc;
-		if (rc == 0 && j->range && !exact_parts)
+		if (rc == 0 && j->assigned && !exact_parts)
 			rc = md_append(out, j->tmp);
-		if (j->range)
+		if (j->assigned)
 			msg_info(1, "range %zu on device %s: %llu bytes (%.1f%%), device started in "
 				 "%.3f s, range sorted in %.3f s", i, j->o.device,
-				 (unsigned long long)j->range->bytes,
-				 in->bytes ? 100.0 * (double)j->range->bytes / (double)in->bytes : 0.0,
+				 (unsigned long long)j->bytes,
+				 in->bytes ? 100.0 * (double)j->bytes / (double)in->bytes : 0.0,
 				 j->t_open, j->secs);
 	}
 	if (rc == 0 && exact_parts)
@@ -235,7 +348,7 @@ out:
 	}
 	free(jobs);
 	free(tids);
-	part_free(&parts);
+	cut_free(&cut);
 	/* A kv line without a key: sorting on one device names it. */
 	if (rc == PART_BAD_LINE)
 		return sort_on(o, f, d->specs[0], in, out);

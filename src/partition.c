@@ -131,6 +131,7 @@ struct piece {
 	size_t *at;			/* per range: bytes (count pass), then where
 					 * the next record goes (scatter pass) */
 	unsigned char *buf;		/* NULL: count only */
+	size_t only;			/* the range to copy; SIZE_MAX: every range */
 	int rc;
 };
 
@@ -155,6 +156,77 @@ static size_t record_len(const struct enc_format *f, const unsigned char *p,
  * copy is a single move. */
 #define BLOCK 512
 
+/* With few splitters (a range per device or process), a record's range
+ * comes from comparing it with each splitter: loops without a table or a
+ * branch, which the compiler vectorizes. */
+#define FEW_SPLITTERS 8
+
+/* The first of a block's n records (record i at pos + i * size) that lies
+ * at position at or past it. */
+static inline size_t first_at(uint64_t at, uint64_t pos, size_t size, size_t n)
+{
+	uint64_t d, t;
+
+	if (at <= pos)
+		return 0;
+	d = at - pos;
+	t = d / size + (d % size != 0);
+	return t < n ? (size_t)t : n;
+}
+
+/* ge[i]: whether record i of a block (key k[i], at pos + i * size) lies
+ * at or above splitter s, that is has a greater key, or the same key at
+ * s's position or past it; 0 past the block's n records.  Returns how many
+ * do.  Over the whole BLOCK of keys, whose trip count lets the compiler
+ * vectorize the 32-bit loop. */
+static inline uint32_t at_or_above(const struct part_key *s, const void *restrict keys,
+				   bool narrow, uint32_t n, uint64_t pos, size_t size,
+				   uint32_t *restrict ge)
+{
+	const uint32_t t = (uint32_t)first_at(s->pos, pos, size, n);
+	uint32_t i, sum = 0;
+
+	if (narrow) {
+		const uint32_t *restrict k = keys, sk = (uint32_t)s->key;
+		for (i = 0; i < BLOCK; i++) {
+			ge[i] = ((k[i] > sk) | ((k[i] == sk) & (i >= t))) & (i < n);
+			sum += ge[i];
+		}
+	} else {
+		const uint64_t *restrict k = keys, sk = s->key;
+		for (i = 0; i < BLOCK; i++) {
+			ge[i] = ((k[i] > sk) | ((k[i] == sk) & (i >= t))) & (i < n);
+			sum += ge[i];
+		}
+	}
+	return sum;
+}
+
+/* in[i]: whether record i of a block lies in range r. */
+static inline void in_range(const struct classifier *c, size_t r, const void *keys, bool narrow,
+			    uint32_t n, uint64_t pos, size_t size, uint32_t *restrict in)
+{
+	const uint32_t *const k32 = keys;
+	const uint64_t *const k64 = keys;
+	uint32_t ge[BLOCK], i;
+
+	if (c->nsp > FEW_SPLITTERS) {
+		for (i = 0; i < n; i++)
+			in[i] = range_of(c, narrow ? k32[i] : k64[i], pos + i * size) == r;
+		return;
+	}
+	if (r > 0)
+		at_or_above(&c->sp[r - 1], keys, narrow, n, pos, size, in);
+	else
+		for (i = 0; i < BLOCK; i++)
+			in[i] = 1;
+	if (r < c->nsp) {
+		at_or_above(&c->sp[r], keys, narrow, n, pos, size, ge);
+		for (i = 0; i < BLOCK; i++)
+			in[i] &= ge[i] ^ 1;
+	}
+}
+
 /* The counts of a block's records per range into at, in bytes.  Four
  * sets of counters, each record's to the set of its place mod 4: with one
  * set, the records of a range would add to the same counter one after
@@ -173,6 +245,20 @@ static inline __attribute__((always_inline)) void count_block(const struct class
 	uint32_t cnt[COUNT_SETS][COUNT_RANGES];
 	size_t i, r;
 
+	if (c->nsp <= FEW_SPLITTERS) {
+		/* The records at or above a splitter are at or above every
+		 * one before it. */
+		uint32_t ge[BLOCK];
+		size_t above = n;
+		for (r = 0; r < c->nsp; r++) {
+			const size_t next = at_or_above(&c->sp[r], keys, narrow, (uint32_t)n, pos,
+							size, ge);
+			at[r] += (above - next) * size;
+			above = next;
+		}
+		at[c->nsp] += above * size;
+		return;
+	}
 	if (c->nsp + 1 > COUNT_RANGES) {
 		for (i = 0; i < n; i++)
 			at[range_of(c, narrow ? k32[i] : k64[i], pos + i * size)] += size;
@@ -211,6 +297,8 @@ static inline __attribute__((always_inline)) void bin_records(struct piece *pc, 
 		const size_t n = count - done < BLOCK ? count - done : BLOCK;
 		const unsigned char *const p = pc->data + done * size;
 		const uint64_t pos = pc->pos + done * size;
+		if (n < BLOCK)
+			memset(&k, 0, sizeof k);
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
 		if (!buf) {
 			count_block(c, &k, narrow, n, pos, size, at);
@@ -218,6 +306,8 @@ static inline __attribute__((always_inline)) void bin_records(struct piece *pc, 
 		}
 		for (i = 0; i < n; i++) {
 			const size_t r = range_of(c, narrow ? k.k32[i] : k.k64[i], pos + i * size);
+			if (pc->only != SIZE_MAX && r != pc->only)
+				continue;
 			memcpy(buf + at[r], p + i * size, size);
 			at[r] += size;
 		}
@@ -252,6 +342,10 @@ static void kv_piece(struct piece *pc)
 		else if (!f->skip_bad) {
 			pc->rc = PART_BAD_LINE;
 			return;
+		}
+		if (pc->buf && pc->only != SIZE_MAX && r != pc->only) {
+			p = next;
+			continue;
 		}
 		if (pc->buf) {
 			memcpy(pc->buf + pc->at[r], p, len);
@@ -416,117 +510,325 @@ size_t part_splitters(struct part_sample *smp, size_t got, size_t nranges, bool 
 	return nsp;
 }
 
-int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
-		 const struct part_key *sp, size_t nsp, struct part_set *p)
-{
-	struct classifier *cls = malloc(sizeof *cls);
-	const size_t share = in->bytes / ((size_t)f->threads * PIECES_PER_THREAD) + 1;
-	size_t npieces = 0, stride, i, r;
-	struct piece *pcs = NULL;
-	size_t *at = NULL;
-	size_t total = 0;
-	int rc = CLS_E_FAIL;
-	double t[4];
+/* Pieces of the sieve that part_sieve_words walks: small, for it reads
+ * whole pieces where a chunk of words begins or ends inside one. */
+#define SIEVE_PIECE ((size_t)256 << 10)
 
-	t[0] = now_sec();
-	memset(p, 0, sizeof *p);
-	pcs = make_pieces(f, in, base, share, &npieces);
+int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const struct in_set *in,
+		    uint64_t base, const struct part_key *sp, size_t nsp, bool small)
+{
+	size_t share = in->bytes / ((size_t)f->threads * PIECES_PER_THREAD) + 1;
+	size_t i, r, *at;
+
+	memset(s, 0, sizeof *s);
+	if (small && share > SIEVE_PIECE)
+		share = SIEVE_PIECE;
+	s->f = f;
+	s->nranges = nsp + 1;
 	/* Each piece's counters on cache lines of their own: the threads
 	 * update them for every record. */
-	stride = (nsp + 1 + 7) / 8 * 8;
-	at = aligned_alloc(64, (npieces * stride + 8) * sizeof *at);
-	if (!cls || !pcs || !at)
-		goto nomem;
-	memset(at, 0, (npieces * stride + 8) * sizeof *at);
-	class_init(cls, sp, nsp);
-	for (i = 0; i < npieces; i++) {
-		pcs[i].cls = cls;
-		pcs[i].at = at + i * stride;
+	s->stride = (s->nranges + 7) / 8 * 8;
+	s->cls = malloc(sizeof *s->cls);
+	s->sp = malloc((nsp ? nsp : 1) * sizeof *s->sp);
+	s->pcs = make_pieces(f, in, base, share, &s->npieces);
+	if (s->cls && s->sp && s->pcs)
+		s->start = aligned_alloc(64, (s->npieces + 1) * s->stride * sizeof *s->start);
+	if (!s->start) {
+		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+		part_sieve_free(s);
+		return CLS_E_FAIL;
 	}
-	/* Count each piece's bytes per range... */
-	run_pieces(pcs, npieces, f->threads);
-	t[1] = now_sec();
-	for (i = 0; i < npieces; i++)
-		if (pcs[i].rc) {
-			rc = pcs[i].rc;
-			goto out;
+	memset(s->start, 0, (s->npieces + 1) * s->stride * sizeof *s->start);
+	memcpy(s->sp, sp, nsp * sizeof *sp);
+	class_init(s->cls, s->sp, nsp);
+	/* Piece i counts into row i + 1... */
+	for (i = 0; i < s->npieces; i++) {
+		s->pcs[i].cls = s->cls;
+		s->pcs[i].at = s->start + (i + 1) * s->stride;
+		s->pcs[i].only = SIZE_MAX;
+	}
+	run_pieces(s->pcs, s->npieces, f->threads);
+	for (i = 0; i < s->npieces; i++)
+		if (s->pcs[i].rc) {
+			const int rc = s->pcs[i].rc;
+			part_sieve_free(s);
+			return rc;
 		}
-	p->count = nsp + 1;
-	p->ranges = calloc(p->count, sizeof *p->ranges);
-	p->files = calloc(p->count, sizeof *p->files);
-	if (!p->ranges || !p->files)
+	/* ...and the rows add up to where each piece's records of each range
+	 * start in the range. */
+	for (i = 0; i < s->npieces; i++) {
+		const size_t *prev = s->start + i * s->stride;
+		at = s->start + (i + 1) * s->stride;
+		for (r = 0; r < s->nranges; r++)
+			at[r] += prev[r];
+	}
+	return 0;
+}
+
+uint64_t part_sieve_bytes(const struct part_sieve *s, size_t r)
+{
+	return s->start[s->npieces * s->stride + r];
+}
+
+/* Copy the records of range only (SIZE_MAX: of every range) into buf,
+ * range r from byte off[r] on. */
+static int sieve_copy(const struct part_sieve *s, size_t only, const size_t *off,
+		      unsigned char *buf)
+{
+	struct piece *pcs = malloc(s->npieces * sizeof *pcs);
+	size_t *at = malloc(s->npieces * s->stride * sizeof *at);
+	size_t i, r;
+
+	if (!pcs || !at) {
+		free(pcs);
+		free(at);
+		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < s->npieces; i++) {
+		pcs[i] = s->pcs[i];
+		pcs[i].at = at + i * s->stride;
+		pcs[i].buf = buf;
+		pcs[i].only = only;
+		for (r = 0; r < s->nranges; r++)
+			pcs[i].at[r] = off[r] + s->start[i * s->stride + r];
+	}
+	run_pieces(pcs, s->npieces, s->f->threads);
+	free(pcs);
+	free(at);
+	return 0;
+}
+
+int part_sieve_copy(const struct part_sieve *s, size_t r, struct part_set *p)
+{
+	const size_t nr = r == SIZE_MAX ? s->nranges : 1;
+	size_t *off = calloc(s->nranges, sizeof *off);
+	size_t i, total = 0;
+	double t0 = now_sec(), t1;
+
+	memset(p, 0, sizeof *p);
+	p->count = nr;
+	p->ranges = calloc(nr, sizeof *p->ranges);
+	p->files = calloc(nr, sizeof *p->files);
+	if (!off || !p->ranges || !p->files)
 		goto nomem;
-	/* ...turn the counts into where each piece's records of each range
-	 * go: ranges in key order, and inside a range the pieces in input
-	 * order, which keeps the copy stable... */
-	for (r = 0; r < p->count; r++) {
-		const size_t start = total;
-		for (i = 0; i < npieces; i++) {
-			const size_t bytes = pcs[i].at[r];
-			pcs[i].at[r] = total;
-			total += bytes;
-		}
-		p->files[r].name = "the input";
-		p->files[r].size = total - start;
-		p->ranges[r].files = &p->files[r];
-		p->ranges[r].count = 1;
-		p->ranges[r].bytes = total - start;
+	for (i = 0; i < s->nranges; i++) {
+		off[i] = r == SIZE_MAX ? total : 0;
+		if (r == SIZE_MAX || i == r)
+			total += part_sieve_bytes(s, i);
 	}
 	p->buf_len = total;
 	p->buf = total ? malloc(total) : NULL;
 	if (total && !p->buf)
 		goto nomem;
 	/* Faulting the copy's pages in, all threads at once, is several
-	 * times faster than the scatter taking one fault per page. */
-	populate_parallel(p->buf, total, f->threads);
-	t[2] = now_sec();
-	for (r = 0, total = 0; r < p->count; r++) {
-		p->files[r].data = p->buf ? p->buf + total : (const unsigned char *)"";
-		total += p->files[r].size;
+	 * times faster than the copy taking one fault per page. */
+	populate_parallel(p->buf, total, s->f->threads);
+	t1 = now_sec();
+	for (i = 0, total = 0; i < nr; i++) {
+		const uint64_t bytes = part_sieve_bytes(s, r == SIZE_MAX ? i : r);
+		p->files[i].name = "the input";
+		p->files[i].data = p->buf ? p->buf + total : (const unsigned char *)"";
+		p->files[i].size = bytes;
+		p->ranges[i].files = &p->files[i];
+		p->ranges[i].count = 1;
+		p->ranges[i].bytes = bytes;
+		total += bytes;
 	}
-	/* ...and copy them there. */
-	for (i = 0; i < npieces; i++)
-		pcs[i].buf = p->buf;
-	run_pieces(pcs, npieces, f->threads);
-	t[3] = now_sec();
-	msg_info(2, "key ranges: %zu splitters, counted in %.3f s, copy's pages in %.3f s, "
-		 "copied in %.3f s (%zu pieces)", nsp, t[1] - t[0], t[2] - t[1], t[3] - t[2],
-		 npieces);
-	rc = 0;
-	goto out;
+	if (sieve_copy(s, r, off, p->buf))
+		goto fail;
+	msg_info(2, "key ranges: copy's pages in %.3f s, copied in %.3f s (%zu pieces)", t1 - t0,
+		 now_sec() - t1, s->npieces);
+	free(off);
+	return 0;
 nomem:
 	msg_errno(ENOMEM, "cannot cut the input into key ranges");
-out:
+fail:
+	free(off);
+	part_free(p);
+	return CLS_E_FAIL;
+}
+
+/* A piece's words of one range, those of [first, first + count) of the
+ * range into dst. */
+struct sieve_job {
+	const struct part_sieve *s;
+	const struct piece *pc;
+	size_t r, at;		/* the range, and its records before the piece */
+	size_t first, count;
+	unsigned char *dst;
+};
+
+static inline __attribute__((always_inline)) void sieve_records(const struct sieve_job *j,
+								    size_t size, size_t ws)
+{
+	const struct enc_format *f = j->s->f;
+	const struct piece *pc = j->pc;
+	const struct classifier *const c = j->s->cls;
+	const bool narrow = f->kt->width == 4;
+	const size_t count = pc->len / size, end = j->first + j->count;
+	union {
+		uint32_t k32[BLOCK];
+		uint64_t k64[BLOCK];
+	} k;
+	struct word128 words[BLOCK];
+	unsigned char kept[(BLOCK + 1) * sizeof(struct word128)];
+	uint32_t in[BLOCK];
+	const unsigned char *w = f->indexed ? (const unsigned char *)words
+					    : (const unsigned char *)&k;
+	size_t done, i, at = j->at;
+
+	for (done = 0; done < count && at < end; done += BLOCK) {
+		const size_t n = count - done < BLOCK ? count - done : BLOCK;
+		const unsigned char *const p = pc->data + done * size;
+		const uint64_t pos = pc->pos + done * size;
+		size_t m = 0, lo, hi;
+		if (f->indexed)
+			f->kt->encode(p + f->key_off, size, n, f->mask, words, true,
+				      (uint32_t)(pos / size));
+		if (n < BLOCK)
+			memset(&k, 0, sizeof k);
+		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
+		in_range(c, j->r, &k, narrow, (uint32_t)n, pos, size, in);
+		/* Every word is stored, and the next one goes past it only
+		 * when it is the range's: no branch on the key. */
+		for (i = 0; i < n; i++) {
+			memcpy(kept + m * ws, w + i * ws, ws);
+			m += in[i];
+		}
+		lo = at > j->first ? at : j->first;
+		hi = at + m < end ? at + m : end;
+		if (lo < hi)
+			memcpy(j->dst + (lo - j->first) * ws, kept + (lo - at) * ws, (hi - lo) * ws);
+		at += m;
+	}
+}
+
+static void sieve_job(void *arg)
+{
+	const struct sieve_job *j = arg;
+	const size_t size = j->s->f->rec_size, ws = word_size(j->s->f->kind);
+
+	if (size == 4 && ws == 4)
+		sieve_records(j, 4, 4);
+	else if (size == 8 && ws == 8)
+		sieve_records(j, 8, 8);
+	else if (size == 16 && ws == 16)
+		sieve_records(j, 16, 16);
+	else
+		sieve_records(j, size, ws);
+}
+
+/* One thread's sieve jobs: every step-th from first. */
+struct sieve_worker {
+	const struct sieve_job *jobs;
+	size_t n, first, step;
+};
+
+static void sieve_worker(void *arg)
+{
+	const struct sieve_worker *w = arg;
+	size_t i;
+	for (i = w->first; i < w->n; i += w->step)
+		sieve_job((void *)&w->jobs[i]);
+}
+
+int part_sieve_words(const struct part_sieve *s, size_t r, size_t first, size_t count,
+		     void *dst)
+{
+	const size_t size = s->f->rec_size;
+	const size_t *const start = s->start + r;
+	struct sieve_worker w[256];
+	struct sieve_job *jobs;
+	size_t lo = 0, hi = s->npieces, i, n;
+	unsigned t, threads = s->f->threads < 256 ? s->f->threads : 256;
+
+	/* The first piece with records of the range past first... */
+	while (lo < hi) {
+		const size_t mid = (lo + hi) / 2;
+		if (start[(mid + 1) * s->stride] / size <= first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ...and those up to the last one's. */
+	for (hi = lo; hi < s->npieces && start[hi * s->stride] / size < first + count; hi++)
+		;
+	n = hi - lo;
+	jobs = calloc(n ? n : 1, sizeof *jobs);
+	if (!jobs) {
+		msg_errno(ENOMEM, "cannot encode a key range");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		jobs[i] = (struct sieve_job){ s, &s->pcs[lo + i], r, start[(lo + i) * s->stride] / size,
+					      first, count, dst };
+	if (threads > n)
+		threads = n ? (unsigned)n : 1;
+	for (t = 0; t < threads; t++)
+		w[t] = (struct sieve_worker){ jobs, n, t, threads };
+	run_parallel(sieve_worker, w, sizeof w[0], threads);
+	free(jobs);
+	return 0;
+}
+
+void part_sieve_free(struct part_sieve *s)
+{
+	free(s->cls);
+	free(s->sp);
+	free(s->pcs);
+	free(s->start);
+	memset(s, 0, sizeof *s);
+}
+
+int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
+		 const struct part_key *sp, size_t nsp, struct part_set *p)
+{
+	struct part_sieve s;
+	double t0 = now_sec();
+	int rc = part_sieve_init(&s, f, in, base, sp, nsp, false);
+
+	memset(p, 0, sizeof *p);
 	if (rc)
-		part_free(p);
-	free(cls);
-	free(pcs);
-	free(at);
+		return rc;
+	msg_info(2, "key ranges: %zu splitters, counted in %.3f s", nsp, now_sec() - t0);
+	rc = part_sieve_copy(&s, SIZE_MAX, p);
+	part_sieve_free(&s);
 	return rc;
 }
 
-int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t records,
-		 size_t nranges, size_t per, bool whole_keys, struct part_set *p)
+size_t part_pick(const struct enc_format *f, const struct in_set *in, uint64_t records,
+		 size_t nranges, size_t per, bool whole_keys, struct part_key *sp)
 {
 	const size_t want = nranges * per < records ? nranges * per : (size_t)records;
 	struct part_sample *smp = calloc(want ? want : 1, sizeof *smp);
-	struct part_key *sp = calloc(nranges, sizeof *sp);
 	size_t got, nsp;
 	double t0 = now_sec();
-	int rc = CLS_E_FAIL;
 
-	memset(p, 0, sizeof *p);
-	if (!smp || !sp) {
+	if (!smp) {
 		msg_errno(ENOMEM, "cannot cut the input into key ranges");
-		goto out;
+		return SIZE_MAX;
 	}
 	got = part_sample(f, in, 0, want, smp);
 	nsp = part_splitters(smp, got, nranges, whole_keys, sp);
 	msg_info(2, "key ranges: %zu splitters from %zu samples in %.3f s", nsp, got,
 		 now_sec() - t0);
-	rc = part_scatter(f, in, 0, sp, nsp, p);
-out:
 	free(smp);
+	return nsp;
+}
+
+int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t records,
+		 size_t nranges, size_t per, bool whole_keys, struct part_set *p)
+{
+	struct part_key *sp = calloc(nranges, sizeof *sp);
+	const size_t nsp = sp ? part_pick(f, in, records, nranges, per, whole_keys, sp) : SIZE_MAX;
+	int rc = CLS_E_FAIL;
+
+	memset(p, 0, sizeof *p);
+	if (!sp)
+		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+	else if (nsp != SIZE_MAX)
+		rc = part_scatter(f, in, 0, sp, nsp, p);
 	free(sp);
 	return rc;
 }

@@ -66,10 +66,54 @@ size_t part_sample(const struct enc_format *f, const struct in_set *in, uint64_t
 size_t part_splitters(struct part_sample *smp, size_t got, size_t nranges, bool whole_keys,
 		      struct part_key *sp);
 
+/* Sample records records of in, per a range, and pick up to nranges - 1
+ * splitters into sp (room for nranges), as part_split_n does; returns
+ * how many, or SIZE_MAX after a message. */
+size_t part_pick(const struct enc_format *f, const struct in_set *in, uint64_t records,
+		 size_t nranges, size_t per, bool whole_keys, struct part_key *sp);
+
 /* Copy every record of in into the range the nsp splitters sp give it:
  * p gets nsp + 1 ranges.  Same returns as part_split. */
 int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
 		 const struct part_key *sp, size_t nsp, struct part_set *p);
+
+/* The cut that copies nothing: the records of in counted per range of
+ * the nsp splitters sp, piece by piece, so that each range's records can
+ * then be taken straight from the input (part_sieve_words), or copied
+ * out (part_sieve_copy). */
+struct classifier;
+struct piece;
+struct part_sieve {
+	const struct enc_format *f;
+	struct classifier *cls;	/* of its own copy of the splitters */
+	struct part_key *sp;
+	struct piece *pcs;	/* the input in pieces of whole records */
+	size_t npieces, nranges;
+	size_t stride;
+	size_t *start;		/* start[i * stride + r]: bytes of range r in the
+				 * pieces before piece i (i up to npieces) */
+};
+
+/* Count; small: in pieces small enough for part_sieve_words.  0,
+ * PART_BAD_LINE, or CLS_E_FAIL after a message. */
+int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const struct in_set *in,
+		    uint64_t base, const struct part_key *sp, size_t nsp, bool small);
+
+/* Bytes of range r's records. */
+uint64_t part_sieve_bytes(const struct part_sieve *s, size_t r);
+
+/* bin: the sort words of range r's records [first, first + count), in
+ * input order, into dst; indexed words carry each record's number in the
+ * input (its position over the record size), which must fit 32 bits.  0
+ * or CLS_E_FAIL after a message. */
+int part_sieve_words(const struct part_sieve *s, size_t r, size_t first, size_t count,
+		     void *dst);
+
+/* Copy the records of range r (SIZE_MAX: of every range, one range after
+ * another) into p.  0 or CLS_E_FAIL after a message. */
+int part_sieve_copy(const struct part_sieve *s, size_t r, struct part_set *p);
+void part_sieve_free(struct part_sieve *s);
+
 void part_free(struct part_set *p);
 
 /* Ranges part_split would make of records records with runs of cap. */

@@ -139,11 +139,7 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 	}
 }
 
-/* Most records a run of indexed words may hold: the index is 32 bits
- * wide in a 64-bit word (32-bit keys), and the runs of larger inputs are
- * key ranges or merged.  CLSORT_INDEX_BITS narrows it, so that tests cross
- * the limit on small inputs. */
-static uint64_t index_limit(void)
+uint64_t runs_index_limit(void)
 {
 	const char *s = getenv("CLSORT_INDEX_BITS");
 	const unsigned long bits = s && *s ? strtoul(s, NULL, 10) : 32;
@@ -459,8 +455,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 			goto out;
 	}
 	want = total ? total : 1;
-	if (f->indexed && want > index_limit())
-		want = index_limit();
+	if (f->indexed && want > runs_index_limit())
+		want = runs_index_limit();
 	if (eng_capacity(s.eng, (size_t)want, &s.cap))
 		goto out;
 	t_start = now_sec() - t0;

@@ -25,4 +25,10 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 void runs_config(const struct cls_opts *o, const struct enc_format *f, const char *device,
 		 struct eng_config *ec);
 
+/* Most records a run of indexed words may hold: the index is 32 bits
+ * wide in a 64-bit word (32-bit keys), and the runs of larger inputs are
+ * key ranges or merged.  CLSORT_INDEX_BITS narrows it, so that tests cross
+ * the limit on small inputs. */
+uint64_t runs_index_limit(void);
+
 #endif

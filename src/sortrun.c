@@ -41,7 +41,7 @@ static void warm_drop_input(struct srt_warm *w, const struct enc_batch *b)
 
 void srt_warm_start(struct srt_warm *w)
 {
-	w->in_running = pthread_create(&w->in_thread, NULL, warm_in, w) == 0;
+	w->in_running = w->in && pthread_create(&w->in_thread, NULL, warm_in, w) == 0;
 	w->out_running = pthread_create(&w->out_thread, NULL, warm_out, w) == 0;
 }
 
@@ -97,9 +97,11 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 	/* kv runs are parsed whole; bin records are encoded as they go. */
 	if (io->b->words)
 		memcpy(dst, (const char *)io->b->words + first * ws, count * ws);
+	else if (io->b->pick)
+		rc = io->b->pick(io->b->pick_ctx, first, count, dst);
 	else
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
-	if (rc == 0 && io->warm && !io->f->indexed && first + count == io->b->n)
+	if (rc == 0 && io->warm && io->warm->in && !io->f->indexed && first + count == io->b->n)
 		warm_drop_input(io->warm, io->b);
 	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
 	io->t->produce += now_sec() - t0;

@@ -20,7 +20,7 @@
  * run's input is staged and the output comes from the words alone, give
  * the input's pages back while the engine sorts. */
 struct srt_warm {
-	const struct in_set *in;
+	const struct in_set *in;	/* NULL: the input is not the helpers' */
 	uint64_t in_bytes;
 	struct out_writer *out;
 	uint64_t out_bytes;

@@ -1,0 +1,170 @@
+/* Unit tests of the cut into key ranges (partition.c): the count of each
+ * range's records, the sort words of a range taken straight from the
+ * input window by window, and the copies of one range and of all, each
+ * against a plain classification of every record by (key, position).
+ * Few splitters (compared one by one) and many (the table) both run;
+ * inputs come in several files, of sizes around the block and the piece. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/keys.h"
+#include "../src/partition.h"
+#include "../src/util.h"
+#include "tap.h"
+
+enum shape { RANDOM, FEW, EQUAL };
+static const char *const shape_name[] = { "random", "few", "equal" };
+
+struct layout {
+	const char *key;
+	size_t rec, off;
+	bool desc;
+};
+
+static const struct layout layouts[] = {
+	{ "u32", 0, 0, false },		/* bare 32-bit words */
+	{ "i64", 0, 0, true },		/* bare 64-bit words, descending */
+	{ "u32", 8, 4, false },		/* a 32-bit key with its index */
+	{ "f64", 16, 8, false },	/* a 64-bit key with its index */
+	{ "i32", 12, 0, true },		/* a record size of no inline case */
+};
+
+static struct enc_format fmt(const struct layout *l)
+{
+	struct cls_opts o;
+	struct enc_format f;
+
+	memset(&o, 0, sizeof o);
+	o.format = CLS_FMT_BIN;
+	o.key = key_type_find(l->key);
+	o.record_size = l->rec;
+	o.key_offset = l->off;
+	o.descending = l->desc;
+	o.threads = 3;
+	if (enc_setup(&f, &o))
+		abort();
+	return f;
+}
+
+static void fill(unsigned char *buf, const struct enc_format *f, size_t n, enum shape s)
+{
+	size_t i, b;
+
+	for (i = 0; i < n * f->rec_size; i++)
+		buf[i] = (unsigned char)rnd();
+	for (i = 0; i < n && s != RANDOM; i++) {
+		const uint64_t v = s == FEW ? rnd() % 3 : 7;
+		for (b = 0; b < f->kt->width; b++)
+			buf[i * f->rec_size + f->key_off + b] = (unsigned char)(v >> (8 * b));
+	}
+}
+
+/* Record g's range: how many splitters lie at or below (key, position). */
+static size_t range_of_record(const struct enc_format *f, const unsigned char *rec, uint64_t g,
+			      const struct part_key *sp, size_t nsp)
+{
+	const uint64_t pos = g * f->rec_size;
+	uint64_t key;
+	size_t r = 0;
+
+	if (enc_key(f, rec, f->rec_size, &key) != KEY_OK)
+		abort();
+	while (r < nsp && (sp[r].key < key || (sp[r].key == key && sp[r].pos <= pos)))
+		r++;
+	return r;
+}
+
+/* Check one input of n records (in three files) against nsp splitters. */
+static void check(const struct enc_format *f, const unsigned char *buf, size_t n, size_t nranges,
+		  const char *what)
+{
+	const size_t rs = f->rec_size, ws = word_size(f->kind);
+	const size_t cut1 = n / 3, cut2 = n - n / 5;
+	struct in_file files[3];
+	struct in_set in = { files, 3, (uint64_t)n * rs };
+	struct part_key *sp = calloc(nranges, sizeof *sp);
+	struct part_sieve s;
+	struct part_set all;
+	unsigned char *want_recs = malloc(n * rs + 1), *want_words = malloc(n * ws + 1);
+	unsigned char *got = malloc(n * ws + 1);
+	size_t nsp, r, g, total = 0;
+	bool counts_ok = true, words_ok = true, copy_ok = true, all_ok = true;
+
+	memset(files, 0, sizeof files);
+	files[0] = (struct in_file){ .name = "a", .data = buf, .size = cut1 * rs };
+	files[1] = (struct in_file){ .name = "b", .data = buf + cut1 * rs, .size = (cut2 - cut1) * rs };
+	files[2] = (struct in_file){ .name = "c", .data = buf + cut2 * rs, .size = (n - cut2) * rs };
+	nsp = part_pick(f, &in, n, nranges, 64, false, sp);
+	if (part_sieve_init(&s, f, &in, 0, sp, nsp, true) || part_scatter(f, &in, 0, sp, nsp, &all))
+		abort();
+	for (r = 0; r <= nsp; r++) {
+		size_t m = 0, first;
+		struct part_set one;
+		for (g = 0; g < n; g++) {
+			const unsigned char *rec = buf + g * rs;
+			if (range_of_record(f, rec, g, sp, nsp) != r)
+				continue;
+			memcpy(want_recs + m * rs, rec, rs);
+			f->kt->encode(rec + f->key_off, rs, 1, f->mask, want_words + m * ws, f->indexed,
+				      (uint32_t)g);
+			m++;
+		}
+		counts_ok &= part_sieve_bytes(&s, r) == m * rs;
+		/* Windows of every kind: whole, from the start, inside, to the end. */
+		for (first = 0; first < m; first += 1 + first * 2 + rnd() % 700) {
+			const size_t count = 1 + (size_t)(rnd() % (m - first));
+			memset(got, 0xa5, count * ws);
+			words_ok &= part_sieve_words(&s, r, first, count, got) == 0 &&
+				    memcmp(got, want_words + first * ws, count * ws) == 0;
+		}
+		words_ok &= part_sieve_words(&s, r, 0, m, got) == 0 &&
+			    memcmp(got, want_words, m * ws) == 0;
+		copy_ok &= part_sieve_copy(&s, r, &one) == 0 && one.count == 1 &&
+			   one.ranges[0].bytes == m * rs &&
+			   memcmp(one.files[0].data, want_recs, m * rs) == 0;
+		part_free(&one);
+		all_ok &= all.ranges[r].bytes == m * rs &&
+			  memcmp(all.files[r].data, want_recs, m * rs) == 0;
+		total += m;
+	}
+	ok(counts_ok && total == n && s.nranges == nsp + 1, "%s: counts of %zu ranges", what,
+	   nsp + 1);
+	ok(words_ok, "%s: words of each range, window by window", what);
+	ok(copy_ok, "%s: each range copied out", what);
+	ok(all_ok && all.count == nsp + 1, "%s: every range copied", what);
+	part_free(&all);
+	part_sieve_free(&s);
+	free(sp);
+	free(want_recs);
+	free(want_words);
+	free(got);
+}
+
+int main(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 511, 513, 4099, 70001 };
+	static const size_t ranges[] = { 2, 3, 4, 12 };
+	size_t l, z, r;
+	int sh;
+
+	for (l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+		const struct enc_format f = fmt(&layouts[l]);
+		for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+			unsigned char *buf = malloc(sizes[z] * f.rec_size + 1);
+			for (sh = RANDOM; sh <= EQUAL; sh++) {
+				fill(buf, &f, sizes[z], (enum shape)sh);
+				for (r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+					char what[128];
+					snprintf(what, sizeof what, "%s%s in %zu-byte records, %zu %s, %zu ranges",
+						 layouts[l].key, layouts[l].desc ? " descending" : "",
+						 f.rec_size, sizes[z], shape_name[sh], ranges[r]);
+					check(&f, buf, sizes[z], ranges[r], what);
+				}
+			}
+			free(buf);
+		}
+	}
+	return done_testing();
+}
