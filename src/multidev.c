@@ -146,6 +146,9 @@ static int sort_sieved(struct job *j)
 		srt_warm_start(&warm);
 		rc = srt_run(j->eng, f, &b, &j->w, &warm, &t);
 		srt_warm_done(&warm);
+		msg_info(2, "range %zu on device %s: one run, sorted and written in %.3f s, of which "
+			 "staging %.3f s, waiting for the output %.3f s, writing %.3f s", j->r,
+			 j->o.device, t.sort, t.produce, t.warm, t.consume);
 		return rc;
 	}
 	msg_info(1, "range %zu does not fit a run on device %s: copied out and sorted in runs",
