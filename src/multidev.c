@@ -149,6 +149,7 @@ static int sort_sieved(struct job *j)
 		msg_info(2, "range %zu on device %s: one run, sorted and written in %.3f s, of which "
 			 "staging %.3f s, waiting for the output %.3f s, writing %.3f s", j->r,
 			 j->o.device, t.sort, t.produce, t.warm, t.consume);
+		eng_report(j->eng);
 		return rc;
 	}
 	msg_info(1, "range %zu does not fit a run on device %s: copied out and sorted in runs",
