@@ -649,6 +649,22 @@ fail:
 	return CLS_E_FAIL;
 }
 
+/* Keep the words w[i] (of ws bytes) whose in[i] is set, in order, into
+ * kept; returns how many.  Every word is stored, and the next one goes past
+ * it only when it is kept: no branch on the key. */
+static inline __attribute__((always_inline)) size_t compact(const unsigned char *w,
+							     const uint32_t *in, size_t n, size_t ws,
+							     unsigned char *kept)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(kept + m * ws, w + i * ws, ws);
+		m += in[i];
+	}
+	return m;
+}
+
 /* A piece's words of one range, those of [first, first + count) of the
  * range into dst. */
 struct sieve_job {
@@ -672,17 +688,17 @@ static inline __attribute__((always_inline)) void sieve_records(const struct sie
 		uint64_t k64[BLOCK];
 	} k;
 	struct word128 words[BLOCK];
-	unsigned char kept[(BLOCK + 1) * sizeof(struct word128)];
+	unsigned char kept[BLOCK * sizeof(struct word128)];
 	uint32_t in[BLOCK];
 	const unsigned char *w = f->indexed ? (const unsigned char *)words
 					    : (const unsigned char *)&k;
-	size_t done, i, at = j->at;
+	size_t done, at = j->at;
 
 	for (done = 0; done < count && at < end; done += BLOCK) {
 		const size_t n = count - done < BLOCK ? count - done : BLOCK;
 		const unsigned char *const p = pc->data + done * size;
 		const uint64_t pos = pc->pos + done * size;
-		size_t m = 0, lo, hi;
+		size_t m, lo, hi;
 		if (f->indexed)
 			f->kt->encode(p + f->key_off, size, n, f->mask, words, true,
 				      (uint32_t)(pos / size));
@@ -690,12 +706,7 @@ static inline __attribute__((always_inline)) void sieve_records(const struct sie
 			memset(&k, 0, sizeof k);
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
 		in_range(c, j->r, &k, narrow, (uint32_t)n, pos, size, in);
-		/* Every word is stored, and the next one goes past it only
-		 * when it is the range's: no branch on the key. */
-		for (i = 0; i < n; i++) {
-			memcpy(kept + m * ws, w + i * ws, ws);
-			m += in[i];
-		}
+		m = compact(w, in, n, ws, kept);
 		lo = at > j->first ? at : j->first;
 		hi = at + m < end ? at + m : end;
 		if (lo < hi)
