@@ -366,10 +366,11 @@ static void piece_job(void *arg)
 	else
 		kv_piece(pc);
 }
-/* One thread's pieces: every step-th from first. */
+/* One thread's share of n items: every step-th from first. */
 struct worker {
-	struct piece *pcs;
-	size_t n, first, step;
+	void (*fn)(void *);
+	unsigned char *items;
+	size_t size, n, first, step;
 };
 
 static void worker_job(void *arg)
@@ -377,11 +378,11 @@ static void worker_job(void *arg)
 	const struct worker *w = arg;
 	size_t i;
 	for (i = w->first; i < w->n; i += w->step)
-		piece_job(&w->pcs[i]);
+		w->fn(w->items + i * w->size);
 }
 
-/* Run piece_job over all pieces on up to threads threads. */
-static void run_pieces(struct piece *pcs, size_t n, unsigned threads)
+/* Run fn over n items of size bytes each, on up to threads threads. */
+static void run_items(void (*fn)(void *), void *items, size_t size, size_t n, unsigned threads)
 {
 	struct worker w[256];
 	unsigned t;
@@ -390,12 +391,8 @@ static void run_pieces(struct piece *pcs, size_t n, unsigned threads)
 		threads = 256;
 	if (threads > n)
 		threads = n ? (unsigned)n : 1;
-	for (t = 0; t < threads; t++) {
-		w[t].pcs = pcs;
-		w[t].n = n;
-		w[t].first = t;
-		w[t].step = threads;
-	}
+	for (t = 0; t < threads; t++)
+		w[t] = (struct worker){ fn, items, size, n, t, threads };
 	run_parallel(worker_job, w, sizeof w[0], threads);
 }
 
@@ -547,7 +544,7 @@ int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const stru
 		s->pcs[i].at = s->start + (i + 1) * s->stride;
 		s->pcs[i].only = SIZE_MAX;
 	}
-	run_pieces(s->pcs, s->npieces, f->threads);
+	run_items(piece_job, s->pcs, sizeof *s->pcs, s->npieces, f->threads);
 	for (i = 0; i < s->npieces; i++)
 		if (s->pcs[i].rc) {
 			const int rc = s->pcs[i].rc;
@@ -593,7 +590,7 @@ static int sieve_copy(const struct part_sieve *s, size_t only, const size_t *off
 		for (r = 0; r < s->nranges; r++)
 			pcs[i].at[r] = off[r] + s->start[i * s->stride + r];
 	}
-	run_pieces(pcs, s->npieces, s->f->threads);
+	run_items(piece_job, pcs, sizeof *pcs, s->npieces, s->f->threads);
 	free(pcs);
 	free(at);
 	return 0;
@@ -730,29 +727,13 @@ static void sieve_job(void *arg)
 		sieve_records(j, size, ws);
 }
 
-/* One thread's sieve jobs: every step-th from first. */
-struct sieve_worker {
-	const struct sieve_job *jobs;
-	size_t n, first, step;
-};
-
-static void sieve_worker(void *arg)
-{
-	const struct sieve_worker *w = arg;
-	size_t i;
-	for (i = w->first; i < w->n; i += w->step)
-		sieve_job((void *)&w->jobs[i]);
-}
-
 int part_sieve_words(const struct part_sieve *s, size_t r, size_t first, size_t count,
 		     void *dst)
 {
 	const size_t size = s->f->rec_size;
 	const size_t *const start = s->start + r;
-	struct sieve_worker w[256];
 	struct sieve_job *jobs;
 	size_t lo = 0, hi = s->npieces, i, n;
-	unsigned t, threads = s->f->threads < 256 ? s->f->threads : 256;
 
 	/* The first piece with records of the range past first... */
 	while (lo < hi) {
@@ -774,11 +755,7 @@ int part_sieve_words(const struct part_sieve *s, size_t r, size_t first, size_t 
 	for (i = 0; i < n; i++)
 		jobs[i] = (struct sieve_job){ s, &s->pcs[lo + i], r, start[(lo + i) * s->stride] / size,
 					      first, count, dst };
-	if (threads > n)
-		threads = n ? (unsigned)n : 1;
-	for (t = 0; t < threads; t++)
-		w[t] = (struct sieve_worker){ jobs, n, t, threads };
-	run_parallel(sieve_worker, w, sizeof w[0], threads);
+	run_items(sieve_job, jobs, sizeof *jobs, n, s->f->threads);
 	free(jobs);
 	return 0;
 }
