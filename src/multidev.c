@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "deal.h"
 #include "device.h"
 #include "engine.h"
 #include "partition.h"
@@ -86,11 +87,13 @@ struct gate {
 
 /* How the ranges reach their devices: copied out of the input into
  * buffers of their own, or (bin records, but for -u and keys longer than
- * their words) taken straight from the input by each device's staging,
- * which then reads the whole input but never writes it a second time. */
+ * their words) dealt straight from the input, in one pass that hands each
+ * device's staging the words of its range: the input is never written a
+ * second time. */
 struct cut {
 	struct part_set parts;		/* copied */
-	struct part_sieve sieve;	/* or taken from the input... */
+	struct part_sieve sieve;	/* or counted... */
+	struct deal *deal;		/* ...and dealt from the input... */
 	struct enc_batch whole;		/* ...whose records this batch holds */
 	bool sieved;
 };
@@ -115,10 +118,10 @@ struct job {
 static int pick(const void *ctx, size_t first, size_t count, void *dst)
 {
 	const struct job *j = ctx;
-	return part_sieve_words(&j->cut->sieve, j->r, first, count, dst);
+	return deal_words(j->cut->deal, j->r, first, count, dst);
 }
 
-/* Sort job j's range, taken from the input: in one run where it fits,
+/* Sort job j's range, dealt from the input: in one run where it fits,
  * else copied out and sorted in runs. */
 static int sort_sieved(struct job *j)
 {
@@ -154,6 +157,7 @@ static int sort_sieved(struct job *j)
 	}
 	msg_info(1, "range %zu does not fit a run on device %s: copied out and sorted in runs",
 		 j->r, j->o.device);
+	deal_leave(j->cut->deal, j->r);
 	if ((rc = part_sieve_copy(&j->cut->sieve, j->r, &own)))
 		return rc;
 	rc = runs_sort_on(&j->o, f, &own.ranges[0], &j->w, j->eng);
@@ -185,6 +189,9 @@ static void *job_main(void *arg)
 		if (j->rc == 0)
 			j->rc = out_finish(&j->w);
 	}
+	/* Done with the deal, or failed before the last word. */
+	if (j->assigned && j->cut->deal)
+		deal_leave(j->cut->deal, j->r);
 	j->secs = now_sec() - t0;
 	eng_close(j->eng);
 	return NULL;
@@ -249,7 +256,7 @@ static int cut_input(struct cut *c, const struct enc_format *f, const struct in_
 		return CLS_E_FAIL;
 	rc = enc_plan_next(&pl, SIZE_MAX, &c->whole) < 0 ? CLS_E_FAIL : 0;
 	enc_plan_free(&pl);
-	return rc;
+	return rc ? rc : deal_open(&c->deal, &c->sieve, f->threads);
 }
 
 static uint64_t cut_bytes(const struct cut *c, size_t r)
@@ -259,6 +266,7 @@ static uint64_t cut_bytes(const struct cut *c, size_t r)
 
 static void cut_free(struct cut *c)
 {
+	deal_close(c->deal);
 	part_free(&c->parts);
 	part_sieve_free(&c->sieve);
 	free(c->whole.slices);
@@ -310,7 +318,7 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 		goto out;
 	msg_info(1, "%llu bytes cut into %zu key ranges for %zu devices in %.3f s%s",
 		 (unsigned long long)in->bytes, ranges, n, now_sec() - t0,
-		 cut.sieved ? ", each taken from the input by its device's staging" : "");
+		 cut.sieved ? ", dealt from the input to the devices' staging" : "");
 	exact_parts = md_exact(f) && out_seekable(out);
 	for (i = 0; i < ranges; i++) {
 		if ((rc = open_job(&jobs[i], out, exact_parts, off)))

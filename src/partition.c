@@ -202,28 +202,25 @@ static inline uint32_t at_or_above(const struct part_key *s, const void *restric
 	return sum;
 }
 
-/* in[i]: whether record i of a block lies in range r. */
-static inline void in_range(const struct classifier *c, size_t r, const void *keys, bool narrow,
-			    uint32_t n, uint64_t pos, size_t size, uint32_t *restrict in)
+/* rid[i]: the range of record i of a block (0 past its n records). */
+static inline void block_ranges(const struct classifier *c, const void *keys, bool narrow,
+				uint32_t n, uint64_t pos, size_t size, uint32_t *restrict rid)
 {
 	const uint32_t *const k32 = keys;
 	const uint64_t *const k64 = keys;
 	uint32_t ge[BLOCK], i;
+	size_t r;
 
+	memset(rid, 0, BLOCK * sizeof *rid);
 	if (c->nsp > FEW_SPLITTERS) {
 		for (i = 0; i < n; i++)
-			in[i] = range_of(c, narrow ? k32[i] : k64[i], pos + i * size) == r;
+			rid[i] = (uint32_t)range_of(c, narrow ? k32[i] : k64[i], pos + i * size);
 		return;
 	}
-	if (r > 0)
-		at_or_above(&c->sp[r - 1], keys, narrow, n, pos, size, in);
-	else
-		for (i = 0; i < BLOCK; i++)
-			in[i] = 1;
-	if (r < c->nsp) {
+	for (r = 0; r < c->nsp; r++) {
 		at_or_above(&c->sp[r], keys, narrow, n, pos, size, ge);
 		for (i = 0; i < BLOCK; i++)
-			in[i] &= ge[i] ^ 1;
+			rid[i] += ge[i];
 	}
 }
 
@@ -507,8 +504,8 @@ size_t part_splitters(struct part_sample *smp, size_t got, size_t nranges, bool 
 	return nsp;
 }
 
-/* Pieces of the sieve that part_sieve_words walks: small, for it reads
- * whole pieces where a chunk of words begins or ends inside one. */
+/* Pieces of the sieve that part_sieve_piece deals: small, so that a
+ * piece's words stay in the caches until they are handed on. */
 #define SIEVE_PIECE ((size_t)256 << 10)
 
 int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const struct in_set *in,
@@ -646,118 +643,91 @@ fail:
 	return CLS_E_FAIL;
 }
 
-/* Keep the words w[i] (of ws bytes) whose in[i] is set, in order, into
- * kept; returns how many.  Every word is stored, and the next one goes past
- * it only when it is kept: no branch on the key. */
+/* Keep the words w[i] (of ws bytes) of the records in range r (rid[i]),
+ * in order, into kept; returns how many.  Every word is stored, and the
+ * next one goes past it only when it is kept: no branch on the key, and
+ * one word written past the kept ones. */
 static inline __attribute__((always_inline)) size_t compact(const unsigned char *w,
-							     const uint32_t *in, size_t n, size_t ws,
+							     const uint32_t *rid, uint32_t r,
+							     size_t n, size_t ws,
 							     unsigned char *kept)
 {
 	size_t i, m = 0;
 
 	for (i = 0; i < n; i++) {
 		memcpy(kept + m * ws, w + i * ws, ws);
-		m += in[i];
+		m += rid[i] == r;
 	}
 	return m;
 }
 
-/* A piece's words of one range, those of [first, first + count) of the
- * range into dst. */
-struct sieve_job {
-	const struct part_sieve *s;
-	const struct piece *pc;
-	size_t r, at;		/* the range, and its records before the piece */
-	size_t first, count;
-	unsigned char *dst;
-};
-
-static inline __attribute__((always_inline)) void sieve_records(const struct sieve_job *j,
-								    size_t size, size_t ws)
+static inline __attribute__((always_inline)) void piece_words(const struct part_sieve *s,
+								  const struct piece *pc, size_t size,
+								  size_t ws, unsigned char *buf,
+								  size_t *at)
 {
-	const struct enc_format *f = j->s->f;
-	const struct piece *pc = j->pc;
-	const struct classifier *const c = j->s->cls;
+	const struct enc_format *f = s->f;
 	const bool narrow = f->kt->width == 4;
-	const size_t count = pc->len / size, end = j->first + j->count;
+	const size_t count = pc->len / size;
 	union {
 		uint32_t k32[BLOCK];
 		uint64_t k64[BLOCK];
 	} k;
 	struct word128 words[BLOCK];
-	unsigned char kept[BLOCK * sizeof(struct word128)];
-	uint32_t in[BLOCK];
+	uint32_t rid[BLOCK];
 	const unsigned char *w = f->indexed ? (const unsigned char *)words
 					    : (const unsigned char *)&k;
-	size_t done, at = j->at;
+	size_t done, r;
 
-	for (done = 0; done < count && at < end; done += BLOCK) {
+	for (done = 0; done < count; done += BLOCK) {
 		const size_t n = count - done < BLOCK ? count - done : BLOCK;
 		const unsigned char *const p = pc->data + done * size;
 		const uint64_t pos = pc->pos + done * size;
-		size_t m, lo, hi;
 		if (f->indexed)
 			f->kt->encode(p + f->key_off, size, n, f->mask, words, true,
 				      (uint32_t)(pos / size));
 		if (n < BLOCK)
 			memset(&k, 0, sizeof k);
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
-		in_range(c, j->r, &k, narrow, (uint32_t)n, pos, size, in);
-		m = compact(w, in, n, ws, kept);
-		lo = at > j->first ? at : j->first;
-		hi = at + m < end ? at + m : end;
-		if (lo < hi)
-			memcpy(j->dst + (lo - j->first) * ws, kept + (lo - at) * ws, (hi - lo) * ws);
-		at += m;
+		block_ranges(s->cls, &k, narrow, (uint32_t)n, pos, size, rid);
+		for (r = 0; r < s->nranges; r++)
+			at[r] += compact(w, rid, (uint32_t)r, n, ws, buf + at[r] * ws);
 	}
 }
 
-static void sieve_job(void *arg)
+size_t part_sieve_piece_room(const struct part_sieve *s)
 {
-	const struct sieve_job *j = arg;
-	const size_t size = j->s->f->rec_size, ws = word_size(j->s->f->kind);
+	size_t i, most = 0;
 
+	for (i = 0; i < s->npieces; i++)
+		if (s->pcs[i].len / s->f->rec_size > most)
+			most = s->pcs[i].len / s->f->rec_size;
+	return (most + s->nranges) * word_size(s->f->kind);
+}
+
+void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *at)
+{
+	const size_t size = s->f->rec_size, ws = word_size(s->f->kind);
+	const size_t *const before = s->start + i * s->stride, *const after = before + s->stride;
+	size_t r, next = 0;
+
+	/* Range r's words from at[r], each range followed by a word of room
+	 * for compact's store past the last word kept. */
+	for (r = 0; r < s->nranges; r++) {
+		at[r] = next;
+		next += (after[r] - before[r]) / size + 1;
+	}
 	if (size == 4 && ws == 4)
-		sieve_records(j, 4, 4);
+		piece_words(s, &s->pcs[i], 4, 4, buf, at);
 	else if (size == 8 && ws == 8)
-		sieve_records(j, 8, 8);
+		piece_words(s, &s->pcs[i], 8, 8, buf, at);
 	else if (size == 16 && ws == 16)
-		sieve_records(j, 16, 16);
+		piece_words(s, &s->pcs[i], 16, 16, buf, at);
 	else
-		sieve_records(j, size, ws);
-}
-
-int part_sieve_words(const struct part_sieve *s, size_t r, size_t first, size_t count,
-		     void *dst)
-{
-	const size_t size = s->f->rec_size;
-	const size_t *const start = s->start + r;
-	struct sieve_job *jobs;
-	size_t lo = 0, hi = s->npieces, i, n;
-
-	/* The first piece with records of the range past first... */
-	while (lo < hi) {
-		const size_t mid = (lo + hi) / 2;
-		if (start[(mid + 1) * s->stride] / size <= first)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* ...and those up to the last one's. */
-	for (hi = lo; hi < s->npieces && start[hi * s->stride] / size < first + count; hi++)
-		;
-	n = hi - lo;
-	jobs = calloc(n ? n : 1, sizeof *jobs);
-	if (!jobs) {
-		msg_errno(ENOMEM, "cannot encode a key range");
-		return CLS_E_FAIL;
-	}
-	for (i = 0; i < n; i++)
-		jobs[i] = (struct sieve_job){ s, &s->pcs[lo + i], r, start[(lo + i) * s->stride] / size,
-					      first, count, dst };
-	run_items(sieve_job, jobs, sizeof *jobs, n, s->f->threads);
-	free(jobs);
-	return 0;
+		piece_words(s, &s->pcs[i], size, ws, buf, at);
+	/* at[r] is now where range r's words end: back to where they start. */
+	for (r = 0; r < s->nranges; r++)
+		at[r] -= (after[r] - before[r]) / size;
 }
 
 void part_sieve_free(struct part_sieve *s)

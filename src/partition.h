@@ -79,8 +79,8 @@ int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t b
 
 /* The cut that copies nothing: the records of in counted per range of
  * the nsp splitters sp, piece by piece, so that each range's records can
- * then be taken straight from the input (part_sieve_words), or copied
- * out (part_sieve_copy). */
+ * then be dealt straight from the input, piece by piece
+ * (part_sieve_piece), or copied out (part_sieve_copy). */
 struct classifier;
 struct piece;
 struct part_sieve {
@@ -94,7 +94,7 @@ struct part_sieve {
 				 * pieces before piece i (i up to npieces) */
 };
 
-/* Count; small: in pieces small enough for part_sieve_words.  0,
+/* Count; small: in pieces small enough for part_sieve_piece.  0,
  * PART_BAD_LINE, or CLS_E_FAIL after a message. */
 int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const struct in_set *in,
 		    uint64_t base, const struct part_key *sp, size_t nsp, bool small);
@@ -102,12 +102,15 @@ int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const stru
 /* Bytes of range r's records. */
 uint64_t part_sieve_bytes(const struct part_sieve *s, size_t r);
 
-/* bin: the sort words of range r's records [first, first + count), in
- * input order, into dst; indexed words carry each record's number in the
- * input (its position over the record size), which must fit 32 bits.  0
- * or CLS_E_FAIL after a message. */
-int part_sieve_words(const struct part_sieve *s, size_t r, size_t first, size_t count,
-		     void *dst);
+/* bin: the sort words of piece i's records, into buf (of
+ * part_sieve_piece_room bytes): range r's, in input order, from word
+ * at[r] on, as many as the range has records in the piece.  Range r's
+ * words of piece i are its records [start[i * stride + r] / rec_size,
+ * start[(i + 1) * stride + r] / rec_size) in the range.  Indexed words
+ * carry each record's number in the input (its position over the record
+ * size), which must fit 32 bits. */
+size_t part_sieve_piece_room(const struct part_sieve *s);
+void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *at);
 
 /* Copy the records of range r (SIZE_MAX: of every range, one range after
  * another) into p.  0 or CLS_E_FAIL after a message. */

@@ -123,12 +123,12 @@ same_as_one() {
   same_as_one -f kv -k i32 -S 16K --memory=1M
 }
 
-@test "records are taken from the input; a range too large for a run is copied out" {
+@test "records are dealt from the input; a range too large for a run is copied out" {
   "$REFSORT" gen-rec 60000 8 0 u32 16 > "$T/in"
   "$CLSORT" -d cpu -R 8 "$T/in" -o "$T/one"
   run "$CLSORT" -v "${TWO[@]}" -R 8 "$T/in" -o "$T/two"
   assert_success
-  assert_output --partial "each taken from the input by its device's staging"
+  assert_output --partial "dealt from the input to the devices' staging"
   refute_output --partial "does not fit a run"
   cmp "$T/one" "$T/two"
   run "$CLSORT" -v "${TWO[@]}" -R 8 -S 64K "$T/in" -o "$T/two"

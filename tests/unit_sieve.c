@@ -1,14 +1,17 @@
-/* Unit tests of the cut into key ranges (partition.c): the count of each
- * range's records, the sort words of a range taken straight from the
- * input window by window, and the copies of one range and of all, each
- * against a plain classification of every record by (key, position).
- * Few splitters (compared one by one) and many (the table) both run;
- * inputs come in several files, of sizes around the block and the piece. */
+/* Unit tests of the cut into key ranges (partition.c, deal.c): the count
+ * of each range's records, the sort words of every range dealt straight
+ * from the input to takers that ask for them chunk by chunk at once, and
+ * the copies of one range and of all, each against a plain
+ * classification of every record by (key, position).  Few splitters
+ * (compared one by one) and many (the table) both run; inputs come in
+ * several files, of sizes around the block and the piece. */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/deal.h"
 #include "../src/keys.h"
 #include "../src/partition.h"
 #include "../src/util.h"
@@ -76,6 +79,74 @@ static size_t range_of_record(const struct enc_format *f, const unsigned char *r
 	return r;
 }
 
+/* A range's taker: asks for its words in chunks of the sizes given (0
+ * ends them), into got, then leaves. */
+struct taker {
+	struct deal *d;
+	size_t r, ws;
+	const size_t *chunks;
+	unsigned char *got;
+	size_t taken;
+	int rc;
+};
+
+static void *take(void *arg)
+{
+	struct taker *t = arg;
+	size_t i;
+
+	for (i = 0; t->rc == 0 && t->chunks[i]; i++) {
+		t->rc = deal_words(t->d, t->r, t->taken, t->chunks[i], t->got + t->taken * t->ws);
+		t->taken += t->chunks[i];
+	}
+	deal_leave(t->d, t->r);
+	return NULL;
+}
+
+/* Deal every range of s (want[r]: its words) to a taker of its own;
+ * quit: a range that leaves after its first chunk. */
+static bool dealt(const struct part_sieve *s, unsigned char *const *want, const size_t *m,
+		  size_t ws, size_t quit)
+{
+	struct taker *tk = calloc(s->nranges, sizeof *tk);
+	pthread_t *tid = calloc(s->nranges, sizeof *tid);
+	size_t **chunks = calloc(s->nranges, sizeof *chunks);
+	struct deal *d;
+	bool good = deal_open(&d, s, 3) == 0;
+	size_t r, i, left;
+
+	for (r = 0; d && r < s->nranges; r++) {
+		/* Chunks of random sizes, of one word up to the whole range. */
+		chunks[r] = calloc(m[r] + 1, sizeof **chunks);
+		for (i = 0, left = m[r]; left; i++) {
+			const size_t c = rnd() % 3 == 0 ? left : 1 + rnd() % (left < 3000 ? left : 3000);
+			chunks[r][i] = c;
+			left -= c;
+			if (r == quit)
+				break;
+		}
+		tk[r] = (struct taker){ d, r, ws, chunks[r], malloc(m[r] * ws + 1), 0, 0 };
+		memset(tk[r].got, 0xa5, m[r] * ws);
+		if (pthread_create(&tid[r], NULL, take, &tk[r]))
+			abort();
+	}
+	for (r = 0; d && r < s->nranges; r++) {
+		pthread_join(tid[r], NULL);
+		good &= tk[r].rc == 0 && (tk[r].taken == m[r] || r == quit) &&
+			memcmp(tk[r].got, want[r], tk[r].taken * ws) == 0;
+	}
+	if (d)
+		deal_close(d);
+	for (r = 0; r < s->nranges; r++) {
+		free(tk[r].got);
+		free(chunks[r]);
+	}
+	free(chunks);
+	free(tk);
+	free(tid);
+	return good;
+}
+
 /* Check one input of n records (in three files) against nsp splitters. */
 static void check(const struct enc_format *f, const unsigned char *buf, size_t n, size_t nranges,
 		  const char *what)
@@ -88,9 +159,10 @@ static void check(const struct enc_format *f, const unsigned char *buf, size_t n
 	struct part_sieve s;
 	struct part_set all;
 	unsigned char *want_recs = malloc(n * rs + 1), *want_words = malloc(n * ws + 1);
-	unsigned char *got = malloc(n * ws + 1);
+	unsigned char **want = calloc(nranges, sizeof *want);
+	size_t *m = calloc(nranges, sizeof *m);
 	size_t nsp, r, g, total = 0;
-	bool counts_ok = true, words_ok = true, copy_ok = true, all_ok = true;
+	bool counts_ok = true, copy_ok = true, all_ok = true, words_ok, quit_ok;
 
 	memset(files, 0, sizeof files);
 	files[0] = (struct in_file){ .name = "a", .data = buf, .size = cut1 * rs };
@@ -100,38 +172,32 @@ static void check(const struct enc_format *f, const unsigned char *buf, size_t n
 	if (part_sieve_init(&s, f, &in, 0, sp, nsp, true) || part_scatter(f, &in, 0, sp, nsp, &all))
 		abort();
 	for (r = 0; r <= nsp; r++) {
-		size_t m = 0, first;
 		struct part_set one;
+		want[r] = want_words + total * ws;
 		for (g = 0; g < n; g++) {
 			const unsigned char *rec = buf + g * rs;
 			if (range_of_record(f, rec, g, sp, nsp) != r)
 				continue;
-			memcpy(want_recs + m * rs, rec, rs);
-			f->kt->encode(rec + f->key_off, rs, 1, f->mask, want_words + m * ws, f->indexed,
-				      (uint32_t)g);
-			m++;
+			memcpy(want_recs + m[r] * rs, rec, rs);
+			f->kt->encode(rec + f->key_off, rs, 1, f->mask, want[r] + m[r] * ws,
+				      f->indexed, (uint32_t)g);
+			m[r]++;
 		}
-		counts_ok &= part_sieve_bytes(&s, r) == m * rs;
-		/* Windows of every kind: whole, from the start, inside, to the end. */
-		for (first = 0; first < m; first += 1 + first * 2 + rnd() % 700) {
-			const size_t count = 1 + (size_t)(rnd() % (m - first));
-			memset(got, 0xa5, count * ws);
-			words_ok &= part_sieve_words(&s, r, first, count, got) == 0 &&
-				    memcmp(got, want_words + first * ws, count * ws) == 0;
-		}
-		words_ok &= part_sieve_words(&s, r, 0, m, got) == 0 &&
-			    memcmp(got, want_words, m * ws) == 0;
+		counts_ok &= part_sieve_bytes(&s, r) == m[r] * rs;
 		copy_ok &= part_sieve_copy(&s, r, &one) == 0 && one.count == 1 &&
-			   one.ranges[0].bytes == m * rs &&
-			   memcmp(one.files[0].data, want_recs, m * rs) == 0;
+			   one.ranges[0].bytes == m[r] * rs &&
+			   memcmp(one.files[0].data, want_recs, m[r] * rs) == 0;
 		part_free(&one);
-		all_ok &= all.ranges[r].bytes == m * rs &&
-			  memcmp(all.files[r].data, want_recs, m * rs) == 0;
-		total += m;
+		all_ok &= all.ranges[r].bytes == m[r] * rs &&
+			  memcmp(all.files[r].data, want_recs, m[r] * rs) == 0;
+		total += m[r];
 	}
+	words_ok = dealt(&s, want, m, ws, SIZE_MAX);
+	quit_ok = dealt(&s, want, m, ws, nsp / 2);
 	ok(counts_ok && total == n && s.nranges == nsp + 1, "%s: counts of %zu ranges", what,
 	   nsp + 1);
-	ok(words_ok, "%s: words of each range, window by window", what);
+	ok(words_ok, "%s: words of every range dealt, chunk by chunk", what);
+	ok(quit_ok, "%s: a range that leaves early holds up no other", what);
 	ok(copy_ok, "%s: each range copied out", what);
 	ok(all_ok && all.count == nsp + 1, "%s: every range copied", what);
 	part_free(&all);
@@ -139,7 +205,8 @@ static void check(const struct enc_format *f, const unsigned char *buf, size_t n
 	free(sp);
 	free(want_recs);
 	free(want_words);
-	free(got);
+	free(want);
+	free(m);
 }
 
 int main(void)
