@@ -595,6 +595,10 @@ static int sort_across(const struct cls_opts *o)
 			received += rcount[i];
 		}
 		recv = xmalloc(received ? received : 1, "the records received");
+		/* Faulted in on every thread first: MPI would take the faults
+		 * one page at a time as it copies. */
+		if (recv)
+			populate_parallel(recv, received, s.f.threads);
 		if (!recv || exchange(parts.buf, scount, sdispl, recv, rcount, rdispl))
 			goto out;
 	}
