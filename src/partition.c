@@ -525,10 +525,12 @@ int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const stru
 	s->cls = malloc(sizeof *s->cls);
 	s->sp = malloc((nsp ? nsp : 1) * sizeof *s->sp);
 	s->pcs = make_pieces(f, in, base, share, &s->npieces);
-	if (s->cls && s->sp && s->pcs)
-		s->start = aligned_alloc(64, (s->npieces + 1) * s->stride * sizeof *s->start);
-	if (!s->start) {
+	if (!s->cls || !s->sp || !s->pcs)
 		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+	else
+		s->start = xmalloc_aligned(64, (s->npieces + 1) * s->stride * sizeof *s->start,
+					   "cutting the input into key ranges");
+	if (!s->start) {
 		part_sieve_free(s);
 		return CLS_E_FAIL;
 	}
