@@ -57,7 +57,7 @@ static void hand(struct deal *d, size_t r, size_t lo, size_t hi, const unsigned 
 		pthread_mutex_unlock(&d->lock);
 		/* The chunk stays open, its device waiting, until every word
 		 * of it is in. */
-		memcpy(dst, src, n * d->ws);
+		copy_stream(dst, src, n * d->ws);
 		pthread_mutex_lock(&d->lock);
 		q->filled += n;
 		q->copying--;

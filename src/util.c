@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -101,6 +104,33 @@ void *xmalloc_aligned(size_t align, size_t size, const char *what)
 		return NULL;
 	}
 	return p;
+}
+
+void copy_stream(void *dst, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+#if defined(__SSE2__)
+	if (len >= 4096) {
+		/* Up to a 16-byte boundary of dst, then 64 bytes at a time. */
+		const size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+		memcpy(d, s, head);
+		d += head;
+		s += head;
+		len -= head;
+		for (; len >= 64; len -= 64, d += 64, s += 64) {
+			__m128i *const o = (__m128i *)d;
+			const __m128i *const i = (const __m128i *)s;
+			_mm_stream_si128(o, _mm_loadu_si128(i));
+			_mm_stream_si128(o + 1, _mm_loadu_si128(i + 1));
+			_mm_stream_si128(o + 2, _mm_loadu_si128(i + 2));
+			_mm_stream_si128(o + 3, _mm_loadu_si128(i + 3));
+		}
+		/* Ordered before whatever tells the reader the copy is done. */
+		_mm_sfence();
+	}
+#endif
+	memcpy(d, s, len);
 }
 
 ssize_t read_full(int fd, void *buf, size_t len)

@@ -34,6 +34,12 @@ void *xmalloc(size_t size, const char *what);
  * malloc's.  Released with free. */
 void *xmalloc_aligned(size_t align, size_t size, const char *what);
 
+/* memcpy for a copy into memory that this core does not read again (what
+ * a device reads from staging memory): with streaming stores where the
+ * CPU has them, so that no line of dst is read before it is overwritten.
+ * Short copies are plain ones. */
+void copy_stream(void *dst, const void *src, size_t len);
+
 /* Read up to len bytes, retrying on EINTR and short reads; returns bytes
  * read (less only at end of file) or -1 with errno set. */
 ssize_t read_full(int fd, void *buf, size_t len);
