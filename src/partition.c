@@ -645,24 +645,9 @@ fail:
 	return CLS_E_FAIL;
 }
 
-/* Keep the words w[i] (of ws bytes) of the records in range r (rid[i]),
- * in order, into kept; returns how many.  Every word is stored, and the
- * next one goes past it only when it is kept: no branch on the key, and
- * one word written past the kept ones. */
-static inline __attribute__((always_inline)) size_t compact(const unsigned char *w,
-							     const uint32_t *rid, uint32_t r,
-							     size_t n, size_t ws,
-							     unsigned char *kept)
-{
-	size_t i, m = 0;
-
-	for (i = 0; i < n; i++) {
-		memcpy(kept + m * ws, w + i * ws, ws);
-		m += rid[i] == r;
-	}
-	return m;
-}
-
+/* Piece pc's words into buf, range r's in input order from word at[r] on,
+ * which is left past them.  Each word stored once, where its range's
+ * count puts it: no branch on the key. */
 static inline __attribute__((always_inline)) void piece_words(const struct part_sieve *s,
 								  const struct piece *pc, size_t size,
 								  size_t ws, unsigned char *buf,
@@ -679,7 +664,7 @@ static inline __attribute__((always_inline)) void piece_words(const struct part_
 	uint32_t rid[BLOCK];
 	const unsigned char *w = f->indexed ? (const unsigned char *)words
 					    : (const unsigned char *)&k;
-	size_t done, r;
+	size_t done, i;
 
 	for (done = 0; done < count; done += BLOCK) {
 		const size_t n = count - done < BLOCK ? count - done : BLOCK;
@@ -692,8 +677,24 @@ static inline __attribute__((always_inline)) void piece_words(const struct part_
 			memset(&k, 0, sizeof k);
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
 		block_ranges(s->cls, &k, narrow, (uint32_t)n, pos, size, rid);
-		for (r = 0; r < s->nranges; r++)
-			at[r] += compact(w, rid, (uint32_t)r, n, ws, buf + at[r] * ws);
+		if (s->nranges == 2) {
+			/* Range 1's count in a register: the only chain from
+			 * word to word. */
+			unsigned char *const o0 = buf + at[0] * ws, *const o1 = buf + at[1] * ws;
+			size_t m1 = 0;
+			for (i = 0; i < n; i++) {
+				unsigned char *const o = rid[i] ? o1 + m1 * ws : o0 + (i - m1) * ws;
+				memcpy(o, w + i * ws, ws);
+				m1 += rid[i];
+			}
+			at[0] += n - m1;
+			at[1] += m1;
+		} else {
+			for (i = 0; i < n; i++) {
+				memcpy(buf + at[rid[i]] * ws, w + i * ws, ws);
+				at[rid[i]]++;
+			}
+		}
 	}
 }
 
@@ -704,7 +705,7 @@ size_t part_sieve_piece_room(const struct part_sieve *s)
 	for (i = 0; i < s->npieces; i++)
 		if (s->pcs[i].len / s->f->rec_size > most)
 			most = s->pcs[i].len / s->f->rec_size;
-	return (most + s->nranges) * word_size(s->f->kind);
+	return (most ? most : 1) * word_size(s->f->kind);
 }
 
 void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *at)
@@ -713,11 +714,9 @@ void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *a
 	const size_t *const before = s->start + i * s->stride, *const after = before + s->stride;
 	size_t r, next = 0;
 
-	/* Range r's words from at[r], each range followed by a word of room
-	 * for compact's store past the last word kept. */
 	for (r = 0; r < s->nranges; r++) {
 		at[r] = next;
-		next += (after[r] - before[r]) / size + 1;
+		next += (after[r] - before[r]) / size;
 	}
 	if (size == 4 && ws == 4)
 		piece_words(s, &s->pcs[i], 4, 4, buf, at);
