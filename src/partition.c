@@ -679,12 +679,15 @@ static inline __attribute__((always_inline)) void piece_words(const struct part_
 		block_ranges(s->cls, &k, narrow, (uint32_t)n, pos, size, rid);
 		if (s->nranges == 2) {
 			/* Range 1's count in a register: the only chain from
-			 * word to word. */
-			unsigned char *const o0 = buf + at[0] * ws, *const o1 = buf + at[1] * ws;
+			 * word to word.  The place is picked by a mask, which
+			 * the compiler cannot make a branch (with random keys
+			 * it would be mispredicted half the time). */
+			const size_t b0 = at[0] * ws, b1 = at[1] * ws;
 			size_t m1 = 0;
 			for (i = 0; i < n; i++) {
-				unsigned char *const o = rid[i] ? o1 + m1 * ws : o0 + (i - m1) * ws;
-				memcpy(o, w + i * ws, ws);
+				const size_t in1 = (size_t)0 - rid[i];
+				const size_t o = ((b1 + m1 * ws) & in1) | ((b0 + (i - m1) * ws) & ~in1);
+				memcpy(buf + o, w + i * ws, ws);
 				m1 += rid[i];
 			}
 			at[0] += n - m1;
