@@ -74,7 +74,7 @@ static void hand(struct deal *d, size_t r, size_t lo, size_t hi, const unsigned 
 struct worker {
 	struct deal *d;
 	unsigned char *buf;	/* a piece's words */
-	size_t *at;		/* where each range's begin in buf */
+	size_t *at;		/* where each range's words begin in buf */
 };
 
 static void *work(void *arg)
