@@ -23,8 +23,7 @@ struct deal {
 	size_t ws;
 	pthread_mutex_t lock;
 	pthread_cond_t change;	/* a chunk asked for or filled, a range left */
-	struct request *req;	/* per range */
-	size_t *next;		/* per range: its words asked for so far */
+	struct request *req;	/* per range: the last chunk asked for */
 	bool *left;
 	size_t claimed;		/* pieces taken by the threads, in order */
 	unsigned nworkers;
@@ -106,7 +105,6 @@ static void deal_free(struct deal *d)
 	free(d->workers);
 	free(d->tids);
 	free(d->req);
-	free(d->next);
 	free(d->left);
 	pthread_cond_destroy(&d->change);
 	pthread_mutex_destroy(&d->lock);
@@ -134,7 +132,6 @@ int deal_open(struct deal **out, const struct part_sieve *s, unsigned threads)
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->change, NULL);
 	d->req = calloc(s->nranges, sizeof *d->req);
-	d->next = calloc(s->nranges, sizeof *d->next);
 	d->left = calloc(s->nranges, sizeof *d->left);
 	d->tids = calloc(threads, sizeof *d->tids);
 	d->workers = calloc(threads, sizeof *d->workers);
@@ -146,7 +143,7 @@ int deal_open(struct deal **out, const struct part_sieve *s, unsigned threads)
 		if (!d->workers[t].buf || !d->workers[t].at)
 			break;
 	}
-	if (!d->req || !d->next || !d->left || !d->tids || !d->workers || t < threads) {
+	if (!d->req || !d->left || !d->tids || !d->workers || t < threads) {
 		deal_free(d);
 		msg_errno(ENOMEM, "cannot deal the key ranges");
 		return CLS_E_FAIL;
@@ -168,14 +165,17 @@ int deal_open(struct deal **out, const struct part_sieve *s, unsigned threads)
 int deal_words(struct deal *d, size_t r, size_t first, size_t count, void *dst)
 {
 	struct request *const q = &d->req[r];
+	size_t next;
 
 	if (count == 0)
 		return 0;
 	pthread_mutex_lock(&d->lock);
-	if (first != d->next[r] || d->left[r]) {
+	/* Each chunk goes on where the last one ended. */
+	next = q->first + q->count;
+	if (first != next || d->left[r]) {
 		pthread_mutex_unlock(&d->lock);
 		msg_err("range %zu's words asked for out of order (%zu, where %zu was next)", r,
-			first, d->next[r]);
+			first, next);
 		return CLS_E_FAIL;
 	}
 	*q = (struct request){ dst, first, count, 0, 0, true };
@@ -189,7 +189,6 @@ int deal_words(struct deal *d, size_t r, size_t first, size_t count, void *dst)
 		msg_err("range %zu's words were left undealt", r);
 		return CLS_E_FAIL;
 	}
-	d->next[r] += count;
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
