@@ -288,6 +288,7 @@ static inline __attribute__((always_inline)) void bin_records(struct piece *pc, 
 		uint32_t k32[BLOCK];
 		uint64_t k64[BLOCK];
 	} k;
+	uint32_t rid[BLOCK];
 	size_t done, i;
 
 	for (done = 0; done < count; done += BLOCK) {
@@ -301,8 +302,9 @@ static inline __attribute__((always_inline)) void bin_records(struct piece *pc, 
 			count_block(c, &k, narrow, n, pos, size, at);
 			continue;
 		}
+		block_ranges(c, &k, narrow, (uint32_t)n, pos, size, rid);
 		for (i = 0; i < n; i++) {
-			const size_t r = range_of(c, narrow ? k.k32[i] : k.k64[i], pos + i * size);
+			const size_t r = rid[i];
 			if (pc->only != SIZE_MAX && r != pc->only)
 				continue;
 			memcpy(buf + at[r], p + i * size, size);
