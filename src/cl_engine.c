@@ -20,10 +20,15 @@
 #define DEVICE_FRACTION 0.5
 /* Runs never hold fewer words than this, whatever the budget. */
 #define MIN_RUN 1024
-/* Transfers move in chunks of about this many bytes through NSTAGE pinned
- * staging buffers, so that producing, uploading and tile-sorting (and
- * downloading and consuming) overlap. */
-#define CHUNK_BYTES ((size_t)16 << 20)
+/* Transfers move in chunks through NSTAGE pinned staging buffers, so that
+ * producing, uploading and tile-sorting (and downloading and consuming)
+ * overlap.  A chunk is about a CHUNKS-th of the first sort, from CHUNK_MIN
+ * to CHUNK_MAX bytes: the first upload and the last download are not
+ * overlapped, and a producer fed by many threads (the deal of key ranges
+ * to several devices) makes them wait at each chunk's end. */
+#define CHUNK_MIN ((size_t)16 << 20)
+#define CHUNK_MAX ((size_t)64 << 20)
+#define CHUNKS 32
 #define NSTAGE 3
 
 struct cle {
@@ -225,16 +230,27 @@ fail:
 static void release_stages(struct cle *e)
 {
 	int i;
-	for (i = 0; i < NSTAGE; i++) {
+	for (i = 0; i < NSTAGE; i++)
 		if (e->stage[i])
 			clEnqueueUnmapMemObject(e->xfer, e->stage_mem[i], e->stage[i], 0, NULL, NULL);
-		if (e->stage_mem[i]) {
-			clFinish(e->xfer);
+	if (e->stage_mem[0])
+		clFinish(e->xfer);
+	for (i = 0; i < NSTAGE; i++) {
+		if (e->stage_mem[i])
 			clReleaseMemObject(e->stage_mem[i]);
-		}
 		e->stage_mem[i] = NULL;
 		e->stage[i] = NULL;
 	}
+}
+
+/* Bytes of each staging buffer for a first sort of n words: at least a
+ * pair of tiles. */
+static size_t chunk_bytes(const struct cle *e, size_t n)
+{
+	const size_t pair = 2 * e->tile * e->wsize;
+	size_t b = n * e->wsize / CHUNKS;
+	b = b < CHUNK_MIN ? CHUNK_MIN : b > CHUNK_MAX ? CHUNK_MAX : b;
+	return b < pair ? pair : b;
 }
 
 /* The pinned staging buffers, made on first use. */
@@ -641,8 +657,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 {
 	struct cle *e = (struct cle *)base;
 	const size_t tiles = (n + e->tile - 1) / e->tile;
-	size_t chunk_tiles = CHUNK_BYTES / (e->tile * e->wsize);
-	size_t chunks, c;
+	size_t chunk_tiles, chunks, c;
 	unsigned log_n, log_b;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL;
 	cl_int err = CL_SUCCESS;
@@ -656,12 +671,10 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		msg_err("cannot hold %zu words on the device", n);
 		return CLS_E_FAIL;
 	}
-	/* Whole pairs of tiles, for the pair tails of the last stage. */
-	if (chunk_tiles < 2)
-		chunk_tiles = 2;
-	chunk_tiles &= ~(size_t)1;
-	if (make_stages(e, chunk_tiles * e->tile * e->wsize))
+	if (make_stages(e, chunk_bytes(e, n)))
 		return CLS_E_FAIL;
+	/* Whole pairs of tiles, for the pair tails of the last stage. */
+	chunk_tiles = (e->stage_bytes / (e->tile * e->wsize)) & ~(size_t)1;
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
 	up = calloc(chunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
@@ -785,7 +798,7 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 	if (k > 1 && 2 * n > e->buf_words)
 		return cle_sort(base, n, produce, consume, ctx);
 	/* Chunks of the staging buffers as cle_sort made them, or as large. */
-	if (make_stages(e, CHUNK_BYTES))
+	if (make_stages(e, chunk_bytes(e, n)))
 		return CLS_E_FAIL;
 	chunk_tiles = e->stage_bytes / (e->tile * e->wsize);
 	chunks = ((n + e->tile - 1) / e->tile + chunk_tiles - 1) / chunk_tiles;
