@@ -165,19 +165,12 @@ static int sort_sieved(struct job *j)
 	return rc;
 }
 
-static void *close_engine(void *arg)
-{
-	eng_close(arg);
-	return NULL;
-}
-
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
 	struct eng_config ec;
 	double t0 = now_sec();
-	pthread_t closer;
-	bool cancel, closing = false;
+	bool cancel;
 
 	/* The device starts while the input is cut into ranges. */
 	runs_config(&j->o, &j->f, j->o.device, &ec);
@@ -193,9 +186,6 @@ static void *job_main(void *arg)
 		j->rc = j->cut->sieved ? sort_sieved(j)
 				       : runs_sort_on(&j->o, &j->f, &j->cut->parts.ranges[j->r],
 						      &j->w, j->eng);
-		/* The device is released while the range's output is
-		 * finished. */
-		closing = pthread_create(&closer, NULL, close_engine, j->eng) == 0;
 		if (j->rc == 0)
 			j->rc = out_finish(&j->w);
 	}
@@ -203,10 +193,7 @@ static void *job_main(void *arg)
 	if (j->assigned && j->cut->deal)
 		deal_leave(j->cut->deal, j->r);
 	j->secs = now_sec() - t0;
-	if (closing)
-		pthread_join(closer, NULL);
-	else
-		eng_close(j->eng);
+	eng_close(j->eng);
 	return NULL;
 }
 
