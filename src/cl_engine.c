@@ -1,6 +1,7 @@
 #include "config.h"
 #include "cl_engine.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct cle {
 	struct eng_config c;
 	struct dev_ctx devc;
 	bool dev_opened;
+	unsigned instance;		/* engines open on the device before this one */
 	struct dev_ctx *dev;		/* &devc */
 	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
 	enum word_kind kind;
@@ -152,13 +154,49 @@ static cl_kernel make_kernel(struct cle *e, const char *name)
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
 
+/* The engines open on each device.  PoCL 3.1 keeps the kernels it has
+ * loaded in one cache for the whole process, found by the program's build,
+ * and fails an assertion when two contexts on one device (a device listed
+ * twice) run the same kernel at once; so each engine opened on a device
+ * that already has one builds its program with its own -DINSTANCE. */
+#define MAX_OPEN 64
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static cl_device_id open_on[MAX_OPEN];
+
+static unsigned instance_open(cl_device_id id)
+{
+	unsigned i, n = 0, free_slot = MAX_OPEN;
+	pthread_mutex_lock(&open_lock);
+	for (i = 0; i < MAX_OPEN; i++) {
+		if (open_on[i] == id)
+			n++;
+		else if (!open_on[i] && free_slot == MAX_OPEN)
+			free_slot = i;
+	}
+	if (free_slot < MAX_OPEN)
+		open_on[free_slot] = id;
+	pthread_mutex_unlock(&open_lock);
+	return n;
+}
+
+static void instance_close(cl_device_id id)
+{
+	unsigned i;
+	pthread_mutex_lock(&open_lock);
+	for (i = 0; i < MAX_OPEN && open_on[i] != id; i++)
+		;
+	if (i < MAX_OPEN)
+		open_on[i] = NULL;
+	pthread_mutex_unlock(&open_lock);
+}
+
 int cle_open(struct engine **out, const struct eng_config *c)
 {
 	struct cle *e = calloc(1, sizeof *e);
 	const enum word_kind kind = c->kind;
 	const enum cls_local local = c->local;
 	struct dev_ctx *d;
-	char options[512], name[16];
+	char options[512], name[16], instance[32] = "";
 	const char *extra = getenv("CLSORT_CL_OPTIONS");
 	cl_int err;
 	int i;
@@ -173,6 +211,7 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	if (dev_open(d, c->device, c->profiling))
 		goto fail;
 	e->dev_opened = true;
+	e->instance = instance_open(d->device);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
 	e->kind = kind;
 	e->wsize = word_size(kind);
@@ -186,10 +225,12 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
 	 * they chose not to unroll, straight to our stderr; errors still fail
 	 * the build with its log. */
+	if (e->instance)
+		snprintf(instance, sizeof instance, " -DINSTANCE=%u", e->instance);
 	snprintf(options, sizeof options,
-		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu %s",
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
 		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
-		 extra ? extra : "");
+		 instance, extra ? extra : "");
 	if (dev_build(d, options, &e->prog))
 		goto fail;
 	e->base.t_once = d->t_build;
@@ -312,8 +353,10 @@ static void cle_close(struct engine *base)
 		clReleaseCommandQueue(e->xfer);
 	free(e->prof);
 	free(e->prof_kernel);
-	if (e->dev_opened)
+	if (e->dev_opened) {
+		instance_close(e->devc.device);
 		dev_close(&e->devc);
+	}
 	free(e);
 }
 
