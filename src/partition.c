@@ -648,8 +648,8 @@ fail:
 }
 
 /* Piece pc's words into buf, range r's in input order from word at[r] on,
- * which is left past them.  Each word stored once, where its range's
- * count puts it: no branch on the key. */
+ * which is left past them; the word past each range's may be overwritten.
+ * No branch on the key. */
 static inline __attribute__((always_inline)) void piece_words(const struct part_sieve *s,
 								  const struct piece *pc, size_t size,
 								  size_t ws, unsigned char *buf,
@@ -680,20 +680,21 @@ static inline __attribute__((always_inline)) void piece_words(const struct part_
 		f->kt->encode(p + f->key_off, size, n, f->mask, &k, false, 0);
 		block_ranges(s->cls, &k, narrow, (uint32_t)n, pos, size, rid);
 		if (s->nranges == 2) {
-			/* Range 1's count in a register: the only chain from
-			 * word to word.  The place is picked by a mask, which
-			 * the compiler cannot make a branch (with random keys
-			 * it would be mispredicted half the time). */
-			const size_t b0 = at[0] * ws, b1 = at[1] * ws;
-			size_t m1 = 0;
+			/* Each word stored at both ranges' next places, and
+			 * only its own range's place moves on: no branch on
+			 * the key (with random keys it would be mispredicted
+			 * half the time) and no choice of address.  The other
+			 * range's copy is overwritten by that range's next
+			 * word, or lands in the word of room past its end. */
+			size_t o0 = at[0] * ws, o1 = at[1] * ws;
 			for (i = 0; i < n; i++) {
-				const size_t in1 = (size_t)0 - rid[i];
-				const size_t o = ((b1 + m1 * ws) & in1) | ((b0 + (i - m1) * ws) & ~in1);
-				memcpy(buf + o, w + i * ws, ws);
-				m1 += rid[i];
+				memcpy(buf + o0, w + i * ws, ws);
+				memcpy(buf + o1, w + i * ws, ws);
+				o0 += (rid[i] ^ 1) * ws;
+				o1 += rid[i] * ws;
 			}
-			at[0] += n - m1;
-			at[1] += m1;
+			at[0] = o0 / ws;
+			at[1] = o1 / ws;
 		} else {
 			for (i = 0; i < n; i++) {
 				memcpy(buf + at[rid[i]] * ws, w + i * ws, ws);
@@ -710,7 +711,8 @@ size_t part_sieve_piece_room(const struct part_sieve *s)
 	for (i = 0; i < s->npieces; i++)
 		if (s->pcs[i].len / s->f->rec_size > most)
 			most = s->pcs[i].len / s->f->rec_size;
-	return (most ? most : 1) * word_size(s->f->kind);
+	/* A word of room past each range's words. */
+	return (most + s->nranges) * word_size(s->f->kind);
 }
 
 void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *at)
@@ -721,7 +723,7 @@ void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *a
 
 	for (r = 0; r < s->nranges; r++) {
 		at[r] = next;
-		next += (after[r] - before[r]) / size;
+		next += (after[r] - before[r]) / size + 1;
 	}
 	if (size == 4 && ws == 4)
 		piece_words(s, &s->pcs[i], 4, 4, buf, at);
