@@ -840,7 +840,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		return 0;
 	if (k > 1 && 2 * n > e->buf_words)
 		return cle_sort(base, n, produce, consume, ctx);
-	/* Chunks of the staging buffers as cle_sort made them, or as large. */
+	/* Chunks of the staging buffers as the first sort made them, or as
+	 * cle_sort would make them for n words. */
 	if (make_stages(e, chunk_bytes(e, n)))
 		return CLS_E_FAIL;
 	chunk_tiles = e->stage_bytes / (e->tile * e->wsize);
