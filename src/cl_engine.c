@@ -37,7 +37,7 @@ struct cle {
 	struct eng_config c;
 	struct dev_ctx devc;
 	bool dev_opened;
-	unsigned instance;		/* engines open on the device before this one */
+	int open_slot;			/* its place among the engines open */
 	struct dev_ctx *dev;		/* &devc */
 	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
 	enum word_kind kind;
@@ -158,35 +158,47 @@ static void cle_close(struct engine *base);
  * loaded in one cache for the whole process, found by the program's build,
  * and fails an assertion when two contexts on one device (a device listed
  * twice) run the same kernel at once; so each engine opened on a device
- * that already has one builds its program with its own -DINSTANCE. */
+ * that already has one builds its program with its own -DINSTANCE: the
+ * lowest number that no engine open on the device has. */
 #define MAX_OPEN 64
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static cl_device_id open_on[MAX_OPEN];
+static struct {
+	cl_device_id id;	/* NULL: a free slot */
+	unsigned instance;
+} open_on[MAX_OPEN];
 
-static unsigned instance_open(cl_device_id id)
+/* A slot for an engine on device id, and its instance; -1 when every slot
+ * is taken (the instance still differs from those of the slots). */
+static int instance_open(cl_device_id id, unsigned *instance)
 {
-	unsigned i, n = 0, free_slot = MAX_OPEN;
+	bool taken[MAX_OPEN + 1] = { false };
+	int i, slot = -1;
+	unsigned k = 0;
+
 	pthread_mutex_lock(&open_lock);
 	for (i = 0; i < MAX_OPEN; i++) {
-		if (open_on[i] == id)
-			n++;
-		else if (!open_on[i] && free_slot == MAX_OPEN)
-			free_slot = i;
+		if (open_on[i].id == id)
+			taken[open_on[i].instance] = true;
+		else if (!open_on[i].id && slot < 0)
+			slot = i;
 	}
-	if (free_slot < MAX_OPEN)
-		open_on[free_slot] = id;
+	while (taken[k])
+		k++;
+	if (slot >= 0) {
+		open_on[slot].id = id;
+		open_on[slot].instance = k;
+	}
 	pthread_mutex_unlock(&open_lock);
-	return n;
+	*instance = k;
+	return slot;
 }
 
-static void instance_close(cl_device_id id)
+static void instance_close(int slot)
 {
-	unsigned i;
+	if (slot < 0)
+		return;
 	pthread_mutex_lock(&open_lock);
-	for (i = 0; i < MAX_OPEN && open_on[i] != id; i++)
-		;
-	if (i < MAX_OPEN)
-		open_on[i] = NULL;
+	open_on[slot].id = NULL;
 	pthread_mutex_unlock(&open_lock);
 }
 
@@ -196,7 +208,8 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	const enum word_kind kind = c->kind;
 	const enum cls_local local = c->local;
 	struct dev_ctx *d;
-	char options[512], name[16], instance[32] = "";
+	char options[512], name[16], instance_opt[32] = "";
+	unsigned instance;
 	const char *extra = getenv("CLSORT_CL_OPTIONS");
 	cl_int err;
 	int i;
@@ -211,7 +224,7 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	if (dev_open(d, c->device, c->profiling))
 		goto fail;
 	e->dev_opened = true;
-	e->instance = instance_open(d->device);
+	e->open_slot = instance_open(d->device, &instance);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
 	e->kind = kind;
 	e->wsize = word_size(kind);
@@ -225,12 +238,12 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
 	 * they chose not to unroll, straight to our stderr; errors still fail
 	 * the build with its log. */
-	if (e->instance)
-		snprintf(instance, sizeof instance, " -DINSTANCE=%u", e->instance);
+	if (instance)
+		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
 	snprintf(options, sizeof options,
 		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
 		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
-		 instance, extra ? extra : "");
+		 instance_opt, extra ? extra : "");
 	if (dev_build(d, options, &e->prog))
 		goto fail;
 	e->base.t_once = d->t_build;
@@ -354,7 +367,7 @@ static void cle_close(struct engine *base)
 	free(e->prof);
 	free(e->prof_kernel);
 	if (e->dev_opened) {
-		instance_close(e->devc.device);
+		instance_close(e->open_slot);
 		dev_close(&e->devc);
 	}
 	free(e);
