@@ -22,6 +22,9 @@
 
 int md_devices(struct md_devices *d, const struct cls_opts *o)
 {
+	struct dev_spec spec;
+
+	d->planned = !dev_parse_spec(o->device, &spec) && spec.kind == DEV_ALL;
 	return dev_expand(o->device, &d->specs, &d->count);
 }
 
@@ -77,12 +80,14 @@ int md_append(struct out_writer *w, int fd)
 	return rc;
 }
 
-/* The jobs wait for their ranges here while their devices start. */
+/* The jobs wait for their ranges here once their devices started. */
 struct gate {
 	pthread_mutex_t lock;
 	pthread_cond_t open;
 	bool ready;		/* the ranges are assigned... */
 	bool cancel;		/* ...or there will be none */
+	pthread_cond_t up;
+	size_t started;		/* devices started, or failed to */
 };
 
 /* How the ranges reach their devices: copied out of the input into
@@ -177,6 +182,8 @@ static void *job_main(void *arg)
 	j->rc = eng_open(&j->eng, &ec);
 	j->t_open = now_sec() - t0;
 	pthread_mutex_lock(&j->gate->lock);
+	j->gate->started++;
+	pthread_cond_broadcast(&j->gate->up);
 	while (!j->gate->ready)
 		pthread_cond_wait(&j->gate->open, &j->gate->lock);
 	cancel = j->gate->cancel;
@@ -272,17 +279,63 @@ static void cut_free(struct cut *c)
 	free(c->whole.slices);
 }
 
+/* For "all", once the n devices of jobs started: whether they share the
+ * input's records records (else the first sorts them alone; see md_sort
+ * in multidev.h), *rc set where asking a device failed.  Ranges come out
+ * within a few per cent of their share: room for a 16th more is asked. */
+static bool share(struct job *jobs, size_t n, struct gate *g, const struct enc_format *f,
+		  uint64_t records, int *rc)
+{
+	const bool indexable = !f->indexed || records <= runs_index_limit();
+	const uint64_t per = records / n + records / (16 * n) + 1;
+	const char *first = jobs[0].o.device;
+	size_t cap, i;
+
+	pthread_mutex_lock(&g->lock);
+	while (g->started < n)
+		pthread_cond_wait(&g->up, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	for (i = 0; i < n; i++)
+		if (jobs[i].rc)
+			return true;	/* and the device's job says why */
+	if (indexable) {
+		if ((*rc = eng_capacity(jobs[0].eng, records > 1 ? (size_t)records : 1, &cap)))
+			return false;
+		if (cap >= records) {
+			msg_info(1, "all: device %s holds the %llu records in one run; sorting on it "
+				 "alone", first, (unsigned long long)records);
+			return false;
+		}
+		for (i = 0; i < n; i++) {
+			if ((*rc = eng_capacity(jobs[i].eng, (size_t)per, &cap)))
+				return false;
+			if (cap < per)
+				break;
+		}
+	}
+	if (!indexable || i < n) {
+		msg_info(1, "all: %zu devices would sort their ranges in runs too; sorting in runs "
+			 "on device %s alone", n, first);
+		return false;
+	}
+	msg_info(1, "all: each of %zu devices holds its range (about %llu records) in one run, "
+		 "where device %s would sort the input in runs", n,
+		 (unsigned long long)(records / n), first);
+	return true;
+}
+
 int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct enc_format *f,
 	    const struct in_set *in, struct out_writer *out)
 {
 	const size_t n = d->count;
 	const unsigned threads = f->threads / n ? f->threads / (unsigned)n : 1;
 	const uint64_t records = f->fmt == CLS_FMT_BIN ? in->bytes / f->rec_size : in->bytes;
-	struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false };
+	struct gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false,
+			     PTHREAD_COND_INITIALIZER, 0 };
 	struct cut cut;
 	struct job *jobs = NULL;
 	pthread_t *tids = NULL;
-	bool exact_parts = false;
+	bool exact_parts = false, alone = false;
 	uint64_t off = 0;
 	size_t i, ranges = 0, started = 0;
 	double t0 = now_sec();
@@ -314,6 +367,24 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 			goto out;
 		}
 	}
+	/* Lines are counted only as they are cut: every device takes a
+	 * range. */
+	if (d->planned && f->fmt == CLS_FMT_BIN && !share(jobs, n, &gate, f, records, &rc)) {
+		struct engine *e = jobs[0].eng;
+		struct cls_opts one = *o;
+
+		if (rc)
+			goto out;
+		/* The first device's engine, taken from its job, which like
+		 * the others closes its own. */
+		jobs[0].eng = NULL;
+		release(&gate, true);
+		one.device = d->specs[0];
+		rc = runs_sort_on(&one, f, in, out, e);
+		eng_close(e);
+		alone = true;
+		goto out;
+	}
 	if ((rc = cut_input(&cut, f, in, records, n, &ranges)))
 		goto out;
 	msg_info(1, "%llu bytes cut into %zu key ranges for %zu devices in %.3f s%s",
@@ -331,7 +402,8 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 	}
 	t0 = now_sec();
 out:
-	release(&gate, rc != 0);
+	if (!alone)
+		release(&gate, rc != 0);
 	for (i = 0; i < started; i++) {
 		struct job *j = &jobs[i];
 		pthread_join(tids[i], NULL);
@@ -348,7 +420,7 @@ out:
 	}
 	if (rc == 0 && exact_parts)
 		rc = out_advance(out, off);
-	if (rc == 0)
+	if (rc == 0 && !alone)
 		msg_info(1, "%zu devices sorted their ranges in %.3f s", n, now_sec() - t0);
 	for (i = 0; jobs && i < n; i++) {
 		/* What a writer not finished holds is dropped (a part's

@@ -169,7 +169,7 @@ int cls_run(const struct cls_opts *o)
 {
 	struct cls_input ci;
 	struct out_writer out;
-	struct md_devices devs = { NULL, 0 };
+	struct md_devices devs = { NULL, 0, false };
 	const double t0 = now_sec();
 	int rc;
 

@@ -36,6 +36,44 @@ same_as_one() {
   cmp "$T/one" "$T/all"
 }
 
+@test "-d all shares the input only where each device holds its range in one run" {
+  # Two CPU devices, where the platform can offer them.
+  export POCL_DEVICES="pthread pthread"
+  [ "$("$CLSORT" -L | grep -c '(all)')" -ge 2 ] || skip "one device for all"
+  "$REFSORT" gen u32 300000 21 > "$T/in"
+  "$CLSORT" -d cpu "$T/in" -o "$T/one"
+  # The whole input in one run on the first device (300000 words).
+  run "$CLSORT" -v -d all "$T/in" -o "$T/all"
+  assert_success
+  assert_output --partial "all: device 0:0 holds the 300000 records in one run; sorting on it alone"
+  refute_output --partial "key ranges"
+  cmp "$T/one" "$T/all"
+  # Runs of 262144 words: the input needs two, each range one.
+  run "$CLSORT" -v -d all -S 1M "$T/in"
+  assert_success
+  assert_output --partial "all: each of 2 devices holds its range (about 150000 records) in one run"
+  assert_output --partial "cut into 2 key ranges for 2 devices"
+  "$CLSORT" -d all -S 1M "$T/in" | cmp "$T/one" -
+  # Runs of 65536 words: the ranges would need runs too.
+  run "$CLSORT" -v -d all -S 256K "$T/in" -o "$T/all"
+  assert_success
+  assert_output --partial "all: 2 devices would sort their ranges in runs too; sorting in runs on device 0:0 alone"
+  refute_output --partial "key ranges"
+  cmp "$T/one" "$T/all"
+  # A list of devices is always shared.
+  run "$CLSORT" -v -d 0:0,0:1 "$T/in" -o "$T/all"
+  assert_success
+  assert_output --partial "cut into 2 key ranges for 2 devices"
+  cmp "$T/one" "$T/all"
+  # Lines, not counted before the cut, go to every device.
+  "$REFSORT" gen-kv 20000 22 i32 50 > "$T/in"
+  "$CLSORT" -d cpu -f kv -k i32 "$T/in" -o "$T/one"
+  run "$CLSORT" -v -d all -f kv -k i32 "$T/in" -o "$T/all"
+  assert_success
+  assert_output --partial "key ranges for 2 devices"
+  cmp "$T/one" "$T/all"
+}
+
 @test "u32 keys on two and three devices" {
   "$REFSORT" gen u32 300000 2 > "$T/in"
   same_as_one -k u32
