@@ -220,6 +220,7 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	}
 	e->base.ops = &cle_ops;
 	e->c = *c;
+	e->base.memory = c->memory;
 	e->dev = d = &e->devc;
 	if (dev_open(d, c->device, c->profiling))
 		goto fail;
@@ -978,8 +979,8 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 		most = cle_max_words(e);
 	if (d->type & CL_DEVICE_TYPE_CPU)
 		per_record += 2 * e->wsize;
-	if (per_record && most > e->c.memory / per_record)
-		most = e->c.memory / per_record;
+	if (per_record && most > base->memory / per_record)
+		most = base->memory / per_record;
 	if (most < MIN_RUN)
 		most = MIN_RUN;
 	if (most > want)

@@ -23,6 +23,11 @@ int eng_capacity(struct engine *e, size_t want, size_t *cap)
 	return e->ops->capacity(e, want, cap);
 }
 
+void eng_set_memory(struct engine *e, uint64_t memory)
+{
+	e->memory = memory;
+}
+
 int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
 	return e->ops->sort(e, n, produce, consume, ctx);

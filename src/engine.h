@@ -56,6 +56,8 @@ struct engine {
 	char name[560];		/* what it runs on, for messages and the rates */
 	double t_once;		/* of opening it, seconds the next open will not take
 				 * (kernels built for the cache) */
+	uint64_t memory;	/* host memory a run may take: the config's, or
+				 * eng_set_memory's */
 };
 
 /* Whether spec names the host engine (case does not matter). */
@@ -69,6 +71,10 @@ int eng_open(struct engine **e, const struct eng_config *c);
  * budget (device memory, -S, host memory), and set *cap to the most words
  * a run may hold, 1 to want.  0 or CLS_E_FAIL after a message. */
 int eng_capacity(struct engine *e, size_t want, size_t *cap);
+
+/* Let e's runs take memory bytes of host memory, where its config gave
+ * it another share: for eng_capacity calls from then on. */
+void eng_set_memory(struct engine *e, uint64_t memory);
 
 /* Sort n words (at most *cap of eng_capacity): produce fills them, in one
  * call or chunk by chunk, and consume receives them sorted, in order.  0,

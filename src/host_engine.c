@@ -23,14 +23,14 @@ static int hst_capacity(struct engine *e, size_t want, size_t *cap)
 {
 	struct hst *h = (struct hst *)e;
 	const size_t ws = word_size(h->c.kind);
-	uint64_t most = h->c.memory / (h->c.beside + 2 * ws);
+	uint64_t most = e->memory / (h->c.beside + 2 * ws);
 
 	/* -S bounds a run here too: in bytes, or in percent of --memory. */
 	if (h->c.buffer_bytes && most > h->c.buffer_bytes / ws)
 		most = h->c.buffer_bytes / ws;
 	if (h->c.buffer_percent > 0 &&
-	    most > (uint64_t)((double)h->c.memory * 2 * h->c.buffer_percent / 100.0) / ws)
-		most = (uint64_t)((double)h->c.memory * 2 * h->c.buffer_percent / 100.0) / ws;
+	    most > (uint64_t)((double)e->memory * 2 * h->c.buffer_percent / 100.0) / ws)
+		most = (uint64_t)((double)e->memory * 2 * h->c.buffer_percent / 100.0) / ws;
 	if (most < MIN_RUN)
 		most = MIN_RUN;
 	if (most > want)
@@ -104,6 +104,7 @@ int hst_open(struct engine **e, const struct eng_config *c)
 	snprintf(h->base.name, sizeof h->base.name, "the host (%u thread%s)", c->threads,
 		 c->threads == 1 ? "" : "s");
 	h->c = *c;
+	h->base.memory = c->memory;
 	*e = &h->base;
 	return 0;
 }

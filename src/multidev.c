@@ -280,15 +280,17 @@ static void cut_free(struct cut *c)
 }
 
 /* For "all", once the n devices of jobs started: whether they share the
- * input's records records (else the first sorts them alone; see md_sort
- * in multidev.h), *rc set where asking a device failed.  Ranges come out
+ * input's records records (else the first sorts them alone, as o says; see
+ * md_sort in multidev.h), *rc set where asking a device failed.  The first
+ * is asked with the host memory it would have alone.  Ranges come out
  * within a few per cent of their share: room for a 16th more is asked. */
-static bool share(struct job *jobs, size_t n, struct gate *g, const struct enc_format *f,
-		  uint64_t records, int *rc)
+static bool share(struct job *jobs, size_t n, struct gate *g, const struct cls_opts *o,
+		  const struct enc_format *f, uint64_t records, int *rc)
 {
 	const bool indexable = !f->indexed || records <= runs_index_limit();
 	const uint64_t per = records / n + records / (16 * n) + 1;
 	const char *first = jobs[0].o.device;
+	struct eng_config alone, part;
 	size_t cap, i;
 
 	pthread_mutex_lock(&g->lock);
@@ -298,6 +300,8 @@ static bool share(struct job *jobs, size_t n, struct gate *g, const struct enc_f
 	for (i = 0; i < n; i++)
 		if (jobs[i].rc)
 			return true;	/* and the device's job says why */
+	runs_config(o, f, first, &alone);
+	eng_set_memory(jobs[0].eng, alone.memory);
 	if (indexable) {
 		if ((*rc = eng_capacity(jobs[0].eng, records > 1 ? (size_t)records : 1, &cap)))
 			return false;
@@ -306,6 +310,8 @@ static bool share(struct job *jobs, size_t n, struct gate *g, const struct enc_f
 				 "alone", first, (unsigned long long)records);
 			return false;
 		}
+		runs_config(&jobs[0].o, &jobs[0].f, first, &part);
+		eng_set_memory(jobs[0].eng, part.memory);
 		for (i = 0; i < n; i++) {
 			if ((*rc = eng_capacity(jobs[i].eng, (size_t)per, &cap)))
 				return false;
@@ -316,6 +322,7 @@ static bool share(struct job *jobs, size_t n, struct gate *g, const struct enc_f
 	if (!indexable || i < n) {
 		msg_info(1, "all: %zu devices would sort their ranges in runs too; sorting in runs "
 			 "on device %s alone", n, first);
+		eng_set_memory(jobs[0].eng, alone.memory);
 		return false;
 	}
 	msg_info(1, "all: each of %zu devices holds its range (about %llu records) in one run, "
@@ -369,7 +376,7 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 	}
 	/* Lines are counted only as they are cut: every device takes a
 	 * range. */
-	if (d->planned && f->fmt == CLS_FMT_BIN && !share(jobs, n, &gate, f, records, &rc)) {
+	if (d->planned && f->fmt == CLS_FMT_BIN && !share(jobs, n, &gate, o, f, records, &rc)) {
 		struct engine *e = jobs[0].eng;
 		struct cls_opts one = *o;
 

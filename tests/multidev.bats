@@ -60,6 +60,12 @@ same_as_one() {
   assert_output --partial "all: 2 devices would sort their ranges in runs too; sorting in runs on device 0:0 alone"
   refute_output --partial "key ranges"
   cmp "$T/one" "$T/all"
+  # The first device is asked with the host memory it has alone: within
+  # --memory 6M it holds the input in one run, within its share it would not.
+  run "$CLSORT" -v -d all --memory 6M "$T/in" -o "$T/all"
+  assert_success
+  assert_output --partial "all: device 0:0 holds the 300000 records in one run; sorting on it alone"
+  cmp "$T/one" "$T/all"
   # A list of devices is always shared.
   run "$CLSORT" -v -d 0:0,0:1 "$T/in" -o "$T/all"
   assert_success
