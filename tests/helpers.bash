@@ -30,3 +30,16 @@ np.save('$1.npy', rng.integers($3, $4, $5, dtype=np.$6))
 "
   mv "$1.npy" "$1"
 }
+
+# stopped PID: wait until the process has stopped itself (FAULTINJECT_STOP),
+# failing if it ends first.
+stopped() {
+  local i state
+  for ((i = 0; i < 3000; i++)); do
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2> /dev/null) || fail "clsort ended: $(cat "$T/err")"
+    [ "$state" = T ] && return 0
+    [ "$state" = Z ] && fail "clsort ended: $(cat "$T/err")"
+    sleep 0.05
+  done
+  fail "clsort never stopped: $(cat "$T/err")"
+}

@@ -484,12 +484,28 @@ check_u32_sorted() {
 
 # interrupt OPTION...: start clsort with the options (SIGINT at its default
 # even though it runs in the background), send SIGINT after a short sleep;
-# sets $status to its exit status, or skips when it was done already.
+# sets $status to its exit status, or skips when it was done already (a
+# process that has ended but is not yet waited for takes the signal too).
 interrupt() {
   env --default-signal=INT "$CLSORT" "${DEV[@]}" "$@" 2> "$T/err" &
   pid=$!
   sleep "${SIGINT_AFTER:-1.5}"
   kill -INT "$pid" 2> /dev/null || { wait "$pid"; skip "clsort finished before SIGINT (status $?)"; }
+  status=0
+  wait "$pid" || status=$?
+  [ "$status" -ne 0 ] || skip "clsort finished before SIGINT"
+}
+
+# interrupt_at_write OPTION...: as interrupt, the SIGINT sent while clsort
+# is stopped at its first write (or allocation) into a temporary file: a
+# run's, or the -o output's before it has its name.
+interrupt_at_write() {
+  FAULTINJECT_STOP=1 FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" \
+    env --default-signal=INT "$CLSORT" "${DEV[@]}" "$@" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  kill -INT $pid
+  kill -CONT $pid
   status=0
   wait "$pid" || status=$?
 }
@@ -498,7 +514,7 @@ interrupt() {
   env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
   gen_u32 "$T/in" $((12 << 20))
   mkdir "$T/out" "$T/tmp"
-  interrupt -S 4K -T "$T/tmp" -o "$T/out/sorted" "$T/in"
+  interrupt_at_write -S 4K -T "$T/tmp" -o "$T/out/sorted" "$T/in"
   [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
   [ -z "$(ls -A "$T/out")" ] || fail "left beside the output: $(ls -A "$T/out")"
   [ -z "$(ls -A "$T/tmp")" ]
@@ -508,7 +524,7 @@ interrupt() {
   env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
   gen_u32 "$T/in" $((12 << 20))
   mkdir "$T/out" "$T/tmp"
-  interrupt -S 4K --memory=64K -T "$T/tmp" -o "$T/out/sorted" "$T/in"
+  interrupt_at_write -S 4K --memory=64K -T "$T/tmp" -o "$T/out/sorted" "$T/in"
   [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
   [ -z "$(ls -A "$T/out")" ] || fail "left beside the output: $(ls -A "$T/out")"
 }

@@ -199,19 +199,6 @@ not_mapped() {
 
 # --- the temporary file: unnamed, named as a fallback, synced ------------------
 
-# stopped PID: wait until the process has stopped itself (FAULTINJECT_STOP),
-# failing if it ends first.
-stopped() {
-  local i state
-  for ((i = 0; i < 3000; i++)); do
-    state=$(awk '{ print $3 }' "/proc/$1/stat" 2> /dev/null) || fail "clsort ended: $(cat "$T/err")"
-    [ "$state" = T ] && return 0
-    [ "$state" = Z ] && fail "clsort ended: $(cat "$T/err")"
-    sleep 0.05
-  done
-  fail "clsort never stopped: $(cat "$T/err")"
-}
-
 # killed_mid_sort DIR OPTION...: start clsort -o DIR/out, stop it at its first
 # write (or allocation) into the temporary file, and SIGKILL it there.
 killed_mid_sort() {
