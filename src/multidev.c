@@ -86,8 +86,8 @@ struct gate {
 	pthread_cond_t open;
 	bool ready;		/* the ranges are assigned... */
 	bool cancel;		/* ...or there will be none */
-	pthread_cond_t up;
-	size_t started;		/* devices started, or failed to */
+	pthread_cond_t up;	/* signalled as each device starts... */
+	size_t started;		/* ...or fails to: how many did */
 };
 
 /* How the ranges reach their devices: copied out of the input into
