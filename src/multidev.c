@@ -351,6 +351,11 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 	memset(&cut, 0, sizeof cut);
 	if (n == 1)
 		return sort_on(o, f, d->specs[0], in, out);
+	if (d->planned && f->fmt != CLS_FMT_BIN) {
+		msg_info(1, "all: lines are sorted on device %s alone: the host bounds their sort",
+			 d->specs[0]);
+		return sort_on(o, f, d->specs[0], in, out);
+	}
 	jobs = calloc(n, sizeof *jobs);
 	tids = calloc(n, sizeof *tids);
 	if (!jobs || !tids) {
@@ -374,9 +379,7 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 			goto out;
 		}
 	}
-	/* Lines are counted only as they are cut: every device takes a
-	 * range. */
-	if (d->planned && f->fmt == CLS_FMT_BIN && !share(jobs, n, &gate, o, f, records, &rc)) {
+	if (d->planned && !share(jobs, n, &gate, o, f, records, &rc)) {
 		struct engine *e = jobs[0].eng;
 		struct cls_opts one = *o;
 

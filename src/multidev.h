@@ -28,13 +28,15 @@ int md_devices(struct md_devices *d, const struct cls_opts *o);
 void md_devices_free(struct md_devices *d);
 
 /* Sort in into out on the devices d: on one as runs_sort does, on several
- * in key ranges side by side.  For "all", the devices started, the input
- * goes to several only where each holds its range in one run and the
- * first would not hold the whole input in one: where one device sorts it
- * in one run, its sort is the host's reading and writing, which the cut
- * into ranges only adds to; where the ranges would need runs too, one
- * device's runs merged on the device were measured faster.  A list of
- * devices is always shared.  0, CLS_E_PIPE or CLS_E_FAIL. */
+ * in key ranges side by side.  For "all", binary records, the devices
+ * started, go to several only where each holds its range in one run and
+ * the first would not hold the whole input in one: where one device sorts
+ * them in one run, their sort is the host's reading and writing, which the
+ * cut into ranges only adds to; where the ranges would need runs too, one
+ * device's runs merged on the device were measured faster.  Lines go to
+ * the first device alone, no other started: their sort is the host's
+ * parsing and copying, which the cut into ranges adds a copy to.  A list
+ * of devices is always shared.  0, CLS_E_PIPE or CLS_E_FAIL. */
 int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct enc_format *f,
 	    const struct in_set *in, struct out_writer *out);
 

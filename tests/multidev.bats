@@ -36,7 +36,7 @@ same_as_one() {
   cmp "$T/one" "$T/all"
 }
 
-@test "-d all shares the input only where each device holds its range in one run" {
+@test "-d all shares records only where each device holds its range in one run, never lines" {
   # Two CPU devices, where the platform can offer them.
   export POCL_DEVICES="pthread pthread"
   [ "$("$CLSORT" -L | grep -c '(all)')" -ge 2 ] || skip "one device for all"
@@ -71,10 +71,19 @@ same_as_one() {
   assert_success
   assert_output --partial "cut into 2 key ranges for 2 devices"
   cmp "$T/one" "$T/all"
-  # Lines, not counted before the cut, go to every device.
+  # Lines go to the first device alone, whatever their size; a list
+  # shares them.
   "$REFSORT" gen-kv 20000 22 i32 50 > "$T/in"
   "$CLSORT" -d cpu -f kv -k i32 "$T/in" -o "$T/one"
-  run "$CLSORT" -v -d all -f kv -k i32 "$T/in" -o "$T/all"
+  for s in "" -S16K; do
+    run "$CLSORT" -v -d all $s -f kv -k i32 "$T/in" -o "$T/all"
+    assert_success
+    assert_output --partial "all: lines are sorted on device 0:0 alone"
+    refute_output --partial "key ranges for"
+    refute_output --partial "device 0:1"
+    cmp "$T/one" "$T/all"
+  done
+  run "$CLSORT" -v -d 0:0,0:1 -f kv -k i32 "$T/in" -o "$T/all"
   assert_success
   assert_output --partial "key ranges for 2 devices"
   cmp "$T/one" "$T/all"
