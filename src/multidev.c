@@ -35,14 +35,15 @@ void md_devices_free(struct md_devices *d)
 	d->count = 0;
 }
 
-/* Sort in into out on one device, as runs_sort does. */
+/* Sort in into out on one device, as runs_sort_on does: with its engine e
+ * where it is open already, else NULL. */
 static int sort_on(const struct cls_opts *o, const struct enc_format *f, const char *device,
-		   const struct in_set *in, struct out_writer *out)
+		   struct engine *e, const struct in_set *in, struct out_writer *out)
 {
 	struct cls_opts one = *o;
 
 	one.device = device;
-	return runs_sort(&one, f, in, out);
+	return runs_sort_on(&one, f, in, out, e);
 }
 
 bool md_exact(const struct enc_format *f)
@@ -350,11 +351,11 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 
 	memset(&cut, 0, sizeof cut);
 	if (n == 1)
-		return sort_on(o, f, d->specs[0], in, out);
+		return sort_on(o, f, d->specs[0], NULL, in, out);
 	if (d->planned && f->fmt != CLS_FMT_BIN) {
 		msg_info(1, "all: lines are sorted on device %s alone: the host bounds their sort",
 			 d->specs[0]);
-		return sort_on(o, f, d->specs[0], in, out);
+		return sort_on(o, f, d->specs[0], NULL, in, out);
 	}
 	jobs = calloc(n, sizeof *jobs);
 	tids = calloc(n, sizeof *tids);
@@ -381,7 +382,6 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 	}
 	if (d->planned && !share(jobs, n, &gate, o, f, records, &rc)) {
 		struct engine *e = jobs[0].eng;
-		struct cls_opts one = *o;
 
 		if (rc)
 			goto out;
@@ -389,8 +389,7 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 		 * the others closes its own. */
 		jobs[0].eng = NULL;
 		release(&gate, true);
-		one.device = d->specs[0];
-		rc = runs_sort_on(&one, f, in, out, e);
+		rc = sort_on(o, f, d->specs[0], e, in, out);
 		eng_close(e);
 		alone = true;
 		goto out;
@@ -445,6 +444,6 @@ out:
 	cut_free(&cut);
 	/* A kv line without a key: sorting on one device names it. */
 	if (rc == PART_BAD_LINE)
-		return sort_on(o, f, d->specs[0], in, out);
+		return sort_on(o, f, d->specs[0], NULL, in, out);
 	return rc;
 }

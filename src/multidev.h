@@ -27,7 +27,7 @@ struct md_devices {
 int md_devices(struct md_devices *d, const struct cls_opts *o);
 void md_devices_free(struct md_devices *d);
 
-/* Sort in into out on the devices d: on one as runs_sort does, on several
+/* Sort in into out on the devices d: on one as runs_sort_on does, on several
  * in key ranges side by side.  For "all", binary records, the devices
  * started, go to several only where each holds its range in one run and
  * the first would not hold the whole input in one: where one device sorts

@@ -399,12 +399,6 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 					     (kv ? sizeof(struct kv_line) : 0) };
 }
 
-int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
-	      struct out_writer *out)
-{
-	return runs_sort_on(o, f, in, out, NULL);
-}
-
 int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 		 struct out_writer *out, struct engine *given)
 {

@@ -11,13 +11,10 @@
 #include "input.h"
 #include "output.h"
 
-/* Sort everything in `in` into out, on the engine o->device names (auto:
- * the one chosen for the input's size).  0, CLS_E_PIPE or CLS_E_FAIL. */
-int runs_sort(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
-	      struct out_writer *out);
-
-/* The same on engine e, opened beforehand with runs_config's settings,
- * which it leaves open; NULL: as runs_sort. */
+/* Sort everything in `in` into out: on engine e, opened beforehand with
+ * runs_config's settings, which it leaves open; or, e NULL, on the engine
+ * o->device names (auto: the one chosen for the input's size).  0,
+ * CLS_E_PIPE or CLS_E_FAIL. */
 int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 		 struct out_writer *out, struct engine *e);
 
