@@ -14,22 +14,27 @@
 #include "tmpfile.h"
 #include "util.h"
 
-static int map_fd(struct in_file *f, int fd, size_t size)
+/* Map bytes [off, end) of the regular file fd; the mapping starts at the
+ * page that holds off. */
+static int map_fd(struct in_file *f, int fd, off_t off, off_t end)
 {
+	const off_t page = (off_t)sysconf(_SC_PAGESIZE), start = off / page * page;
+	const size_t len = (size_t)(end - start);
 	void *p;
-	if (size == 0) {
+
+	if (off >= end) {
 		f->data = (const unsigned char *)"";
 		return 0;
 	}
-	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, start);
 	if (p == MAP_FAILED)
 		return -1;
 	/* Read in order, but records are gathered back in any order. */
-	madvise(p, size, MADV_WILLNEED);
+	madvise(p, len, MADV_WILLNEED);
 	f->map = p;
-	f->map_len = size;
-	f->data = p;
-	f->size = size;
+	f->map_len = len;
+	f->data = (const unsigned char *)p + (off - start);
+	f->size = (size_t)(end - off);
 	return 0;
 }
 
@@ -89,7 +94,7 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		}
 		free(buf);
 		buf = NULL;
-		if (map_fd(f, tfd, (size_t)st.st_size)) {
+		if (map_fd(f, tfd, 0, st.st_size)) {
 			msg_errno(errno, "%s: cannot map its temporary copy", f->name);
 			goto fail;
 		}
@@ -126,10 +131,21 @@ static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir)
 		msg_errno(EISDIR, "cannot read %s", f->name);
 		goto out;
 	}
-	if (S_ISREG(st.st_mode) && map_fd(f, fd, (size_t)st.st_size) == 0)
-		rc = 0;
-	else
-		rc = read_stream(f, fd, memory, tmpdir);
+	/* A regular file of size 0 may still have contents to read (files
+	 * of /proc): read it. */
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		/* Standard input starts where the shell or an earlier command
+		 * left it, as sort reads what is left; like sort, the sort
+		 * consumes it to its end. */
+		const off_t off = is_stdin ? lseek(fd, 0, SEEK_CUR) : 0;
+		if (off >= 0 && map_fd(f, fd, off, st.st_size) == 0) {
+			if (is_stdin && off < st.st_size)
+				lseek(fd, 0, SEEK_END);
+			rc = 0;
+			goto out;
+		}
+	}
+	rc = read_stream(f, fd, memory, tmpdir);
 out:
 	if (!is_stdin)
 		close(fd);
