@@ -18,6 +18,23 @@ DEV=(-d cpu)
 # default, not one measured by an earlier test.
 export CLSORT_HOST_THRESHOLD=4096
 
+# python3: the first Python 3 that has numpy, of the one on PATH and the
+# system's (a Python of one's own on PATH may lack the distribution's
+# python3-numpy); the one on PATH where none has it.
+python3() {
+  local p
+  if [ -z "${PYTHON3-}" ]; then
+    for p in "$(type -P python3)" /usr/bin/python3; do
+      if [ -x "$p" ] && "$p" -c 'import numpy' 2> /dev/null; then
+        PYTHON3=$p
+        break
+      fi
+    done
+    : "${PYTHON3:=$(type -P python3)}"
+  fi
+  "$PYTHON3" "$@"
+}
+
 # gen_npy FILE SEED LOW HIGH COUNT DTYPE: COUNT random integers of numpy's
 # DTYPE in [LOW, HIGH), as a .npy array in FILE; skips the test where
 # numpy is missing.
