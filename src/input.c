@@ -38,43 +38,44 @@ static int map_fd(struct in_file *f, int fd, off_t off, off_t end)
 	return 0;
 }
 
-/* A stream: read into a growing buffer; past memory bytes, move it to an
- * unlinked temporary file and map that. */
+/* Bytes asked of one read(2) of a stream, and the pipe buffer asked for:
+ * the default 64 KiB pipe wakes the reader 16 times a megabyte. */
+#define STREAM_READ ((size_t)8 << 20)
+#define PIPE_BUFFER (1 << 20)
+
+/* A stream: read into a region of memory bytes reserved up front (pages
+ * taken as they fill, huge ones where the system gives them: no copies as
+ * it grows, a few page faults); past memory bytes, the region goes to an
+ * unlinked temporary file, and so does every later region's worth, and
+ * that file is mapped. */
 static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir)
 {
-	size_t cap = 1 << 20, len = 0;
-	unsigned char *buf = malloc(cap), *grown;
+	const size_t cap = memory < ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)memory;
+	unsigned char *buf;
+	size_t len = 0;
 	int tfd = -1;
 	ssize_t r;
 
-	if (!buf) {
-		msg_errno(ENOMEM, "%s", f->name);
+	/* Not for a terminal or a file: a failure only leaves the default. */
+	fcntl(fd, F_SETPIPE_SZ, PIPE_BUFFER);
+	buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		   -1, 0);
+	if (buf == MAP_FAILED) {
+		msg_errno(errno, "%s: cannot reserve memory to read it", f->name);
 		return CLS_E_FAIL;
 	}
+	madvise(buf, cap, MADV_HUGEPAGE);
 	for (;;) {
 		if (len == cap) {
-			if (tfd < 0 && cap * 2 > memory) {
-				tfd = tmp_create(tmpdir);
-				if (tfd < 0)
-					goto fail;
+			if (tfd < 0 && (tfd = tmp_create(tmpdir)) < 0)
+				goto fail;
+			if (write_full(tfd, buf, len)) {
+				msg_errno(errno, "cannot write a temporary file in %s", tmpdir);
+				goto fail;
 			}
-			if (tfd >= 0) {
-				if (write_full(tfd, buf, len)) {
-					msg_errno(errno, "cannot write a temporary file in %s", tmpdir);
-					goto fail;
-				}
-				len = 0;
-			} else {
-				grown = realloc(buf, cap * 2);
-				if (!grown) {
-					msg_errno(ENOMEM, "%s", f->name);
-					goto fail;
-				}
-				buf = grown;
-				cap *= 2;
-			}
+			len = 0;
 		}
-		r = read(fd, buf + len, cap - len);
+		r = read(fd, buf + len, cap - len < STREAM_READ ? cap - len : STREAM_READ);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -92,7 +93,7 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			msg_errno(errno, "cannot write a temporary file in %s", tmpdir);
 			goto fail;
 		}
-		free(buf);
+		munmap(buf, cap);
 		buf = NULL;
 		if (map_fd(f, tfd, 0, st.st_size)) {
 			msg_errno(errno, "%s: cannot map its temporary copy", f->name);
@@ -102,11 +103,13 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		return 0;
 	}
 	f->heap = buf;
+	f->heap_len = cap;
 	f->data = buf;
 	f->size = len;
 	return 0;
 fail:
-	free(buf);
+	if (buf)
+		munmap(buf, cap);
 	if (tfd >= 0)
 		close(tfd);
 	return CLS_E_FAIL;
@@ -190,7 +193,8 @@ void in_close(struct in_set *set)
 			madvise(set->files[i].map, set->files[i].map_len, MADV_SEQUENTIAL);
 			munmap(set->files[i].map, set->files[i].map_len);
 		}
-		free(set->files[i].heap);
+		if (set->files[i].heap)
+			munmap(set->files[i].heap, set->files[i].heap_len);
 	}
 	free(set->files);
 	memset(set, 0, sizeof *set);

@@ -14,7 +14,8 @@ struct in_file {
 	size_t size;
 	void *map;			/* mapping to unmap, or NULL */
 	size_t map_len;
-	void *heap;			/* buffer to free, or NULL */
+	void *heap;			/* memory that holds a stream, or NULL: */
+	size_t heap_len;		/* unmapped at the end, never released early */
 	uint64_t first_line;		/* lines before data, cut off by --header */
 };
 

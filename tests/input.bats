@@ -48,3 +48,23 @@ setup() {
   run -0 "$CLSORT" -f kv -t blank -F 1 -k str /proc/self/mounts
   [ -n "$output" ] || fail "nothing read from /proc/self/mounts"
 }
+
+@test "a pipe larger than --memory is held in a temporary file, sorted as the file is" {
+  "$REFSORT" gen u32 600000 3 > "$T/in"
+  "$CLSORT" -d host "$T/in" > "$T/want"
+  mkdir "$T/tmp"
+  cat "$T/in" | "$CLSORT" -d host --memory 1M -T "$T/tmp" > "$T/got"
+  cmp "$T/want" "$T/got"
+  cat "$T/in" | "$CLSORT" "${DEV[@]}" --memory 1M -S 256K -T "$T/tmp" > "$T/got"
+  cmp "$T/want" "$T/got"
+  [ -z "$(ls -A "$T/tmp")" ] || fail "temporary files left: $(ls -A "$T/tmp")"
+}
+
+@test "a writer that sends small pieces with pauses: the same sort as of the file" {
+  "$REFSORT" gen-kv 3000 5 > "$T/in"
+  "$CLSORT" -f kv "$T/in" > "$T/want"
+  { for ((i = 0; i < 3000; i += 500)); do
+      sed -n "$((i + 1)),$((i + 500))p" "$T/in"; sleep 0.05
+    done; } | "$CLSORT" -f kv "${DEV[@]}" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
