@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,6 +44,66 @@ static int map_fd(struct in_file *f, int fd, off_t off, off_t end)
  * the default 64 KiB pipe wakes the reader 16 times a megabyte. */
 #define STREAM_READ ((size_t)8 << 20)
 #define PIPE_BUFFER (1 << 20)
+/* A large stream's pages are taken ahead of the reader, by another
+ * thread, STREAM_AHEAD bytes at the most: a page fault in read(2) stalls
+ * the reader, and with it the writer at the pipe's other end. */
+#define STREAM_AHEAD ((size_t)64 << 20)
+
+struct prefault {
+	unsigned char *buf;
+	size_t cap;
+	size_t read;		/* bytes the reader has */
+	size_t taken;		/* bytes whose pages are taken */
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t more;	/* read has grown, or stop is set */
+	pthread_t thread;
+	bool running;
+};
+
+static void *prefault_main(void *arg)
+{
+	struct prefault *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && p->taken < p->cap) {
+		size_t at, n;
+		if (p->taken >= p->read + STREAM_AHEAD) {
+			pthread_cond_wait(&p->more, &p->lock);
+			continue;
+		}
+		/* Pages the reader has filled are taken already. */
+		at = p->taken > p->read ? p->taken : p->read;
+		n = p->cap - at < STREAM_READ ? p->cap - at : STREAM_READ;
+		pthread_mutex_unlock(&p->lock);
+		/* Takes the pages and leaves what they hold: safe beside the
+		 * reader's writes. */
+		if (madvise(p->buf + at, n, MADV_POPULATE_WRITE)) {
+			pthread_mutex_lock(&p->lock);
+			break;
+		}
+		pthread_mutex_lock(&p->lock);
+		p->taken = at + n;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* The reader has len bytes of the region, or (stop) needs no more pages. */
+static void prefault_tell(struct prefault *p, size_t len, bool stop)
+{
+	if (!p->running)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->read = len;
+	p->stop = stop;
+	pthread_cond_signal(&p->more);
+	pthread_mutex_unlock(&p->lock);
+	if (stop) {
+		pthread_join(p->thread, NULL);
+		p->running = false;
+	}
+}
 
 /* A stream: read into a region of memory bytes reserved up front (pages
  * taken as they fill, huge ones where the system gives them: no copies as
@@ -51,6 +113,7 @@ static int map_fd(struct in_file *f, int fd, off_t off, off_t end)
 static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir)
 {
 	const size_t cap = memory < ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)memory;
+	struct prefault pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
 	unsigned char *buf;
 	size_t len = 0;
 	int tfd = -1;
@@ -67,6 +130,8 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 	madvise(buf, cap, MADV_HUGEPAGE);
 	for (;;) {
 		if (len == cap) {
+			/* Every page is taken: the region is used again. */
+			prefault_tell(&pf, len, true);
 			if (tfd < 0 && (tfd = tmp_create(tmpdir)) < 0)
 				goto fail;
 			if (write_full(tfd, buf, len)) {
@@ -86,7 +151,16 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			break;
 		len += (size_t)r;
 		prog_add(PROG_READ, (uint64_t)r);
+		if (!pf.running && tfd < 0 && len >= STREAM_READ && len < cap) {
+			pf.buf = buf;
+			pf.cap = cap;
+			pf.read = pf.taken = len;
+			pf.running = pthread_create(&pf.thread, NULL, prefault_main, &pf) == 0;
+		} else {
+			prefault_tell(&pf, len, false);
+		}
 	}
+	prefault_tell(&pf, len, true);
 	if (tfd >= 0) {
 		struct stat st;
 		if (write_full(tfd, buf, len) || fstat(tfd, &st)) {
@@ -108,6 +182,7 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 	f->size = len;
 	return 0;
 fail:
+	prefault_tell(&pf, len, true);
 	if (buf)
 		munmap(buf, cap);
 	if (tfd >= 0)
