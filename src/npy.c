@@ -133,13 +133,22 @@ static bool parse_value(struct parser *ps, struct lit *l, int depth)
 	} else if (word(ps, "None")) {
 		l->kind = L_NONE;
 	} else {
-		char *e;
+		/* strtoll would read on past the header, which nothing ends:
+		 * the number is copied out first. */
+		char num[24], *e;
+		size_t k = 0;
+		while (ps->p + k < ps->end && k < sizeof num - 1 &&
+		       ((ps->p[k] >= '0' && ps->p[k] <= '9') || (k == 0 && (ps->p[k] == '-' || ps->p[k] == '+')))) {
+			num[k] = ps->p[k];
+			k++;
+		}
+		num[k] = '\0';
 		errno = 0;
 		l->kind = L_INT;
-		l->num = strtoll(ps->p, &e, 10);
-		if (e == ps->p || errno || e > ps->end)
+		l->num = strtoll(num, &e, 10);
+		if (e == num || errno || *e)
 			return false;
-		ps->p = e;
+		ps->p += k;
 	}
 	l->text = start;
 	l->text_len = (size_t)(ps->p - start);
@@ -390,6 +399,7 @@ int npy_open(struct in_set *in, const char *field, struct npy_info *info)
 		if (rc == 0 && i == 0) {
 			const struct lit *descr = dict_get(&root, "descr");
 			*info = h;
+			info->header_records = h.records;
 			info->major = major;
 			info->header_len = hlen;
 			info->header = malloc(hlen);
@@ -422,7 +432,7 @@ int npy_open(struct in_set *in, const char *field, struct npy_info *info)
 	return 0;
 }
 
-int npy_write_header(struct out_writer *w, const struct npy_info *info, size_t inputs)
+int npy_write_header(struct out_writer *w, const struct npy_info *info, uint64_t records)
 {
 	char dict[4096];
 	unsigned char head[12];
@@ -430,10 +440,10 @@ int npy_write_header(struct out_writer *w, const struct npy_info *info, size_t i
 	unsigned major = info->major;
 	int n;
 
-	if (inputs <= 1)
+	if (records == info->header_records)
 		return out_write(w, info->header, info->header_len);
 	n = snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': (%llu,), }",
-		     info->descr, (unsigned long long)info->records);
+		     info->descr, (unsigned long long)records);
 	if (n < 0 || (size_t)n >= sizeof dict - 64) {
 		msg_err("the dtype of the inputs is too long to write again: %.40s...", info->descr);
 		return CLS_E_FAIL;
