@@ -487,6 +487,11 @@ static int refuse(const struct cls_opts *o)
 			nprocs);
 		return CLS_E_FAIL;
 	}
+	if (o->format == CLS_FMT_NPY && o->unique) {
+		msg_err("-f npy -u runs in one process (the header counts the records kept): run it "
+			"without mpirun -n %d", nprocs);
+		return CLS_E_FAIL;
+	}
 	if (!o->output) {
 		msg_err("standard output is not shared by the %d processes: name the output "
 			"with -o FILE, on a file system every process sees", nprocs);

@@ -25,6 +25,7 @@ struct npy_info {
 	size_t header_len;
 	unsigned major;
 	char *descr;			/* its 'descr' as written */
+	uint64_t header_records;	/* the records that header describes */
 	uint64_t records;		/* in all inputs */
 };
 
@@ -34,10 +35,10 @@ struct npy_info {
  * naming the file. */
 int npy_open(struct in_set *in, const char *field, struct npy_info *info);
 
-/* Write the header of the output, of info->records records: the input's,
- * or for several inputs, one with their total.  0 or what out_write
- * returns. */
-int npy_write_header(struct out_writer *w, const struct npy_info *info, size_t inputs);
+/* Write the header of an output of records records: the first input's
+ * where it describes as many, else one of its dtype with that count.  0
+ * or what out_write returns. */
+int npy_write_header(struct out_writer *w, const struct npy_info *info, uint64_t records);
 
 void npy_free(struct npy_info *info);
 

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "pipeline.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -150,18 +151,78 @@ void cls_close_input(struct cls_input *ci)
 	ci->opened = false;
 }
 
+/* Whether the .npy header can only be written after the sort: -u drops
+ * records, and the header says how many there are. */
+static bool npy_counted(const struct cls_opts *o)
+{
+	return o->format == CLS_FMT_NPY && o->unique;
+}
+
 int cls_write_head(const struct cls_opts *o, const struct cls_input *ci, struct out_writer *out)
 {
 	int rc = 0;
 
-	if (o->format == CLS_FMT_NPY)
-		rc = npy_write_header(out, &ci->npy, ci->in.count);
+	if (o->format == CLS_FMT_NPY && !npy_counted(o))
+		rc = npy_write_header(out, &ci->npy, ci->npy.records);
 	if (rc == 0 && ci->head_len) {
 		rc = out_write(out, ci->head, ci->head_len);
 		/* A header without its line end gets one, as every line does. */
 		if (rc == 0 && ci->head[ci->head_len - 1] != (unsigned char)ci->f.eol)
 			rc = out_write(out, &ci->f.eol, 1);
 	}
+	return rc;
+}
+
+static int sort_or_merge(const struct cls_opts *o, struct md_devices *devs, struct cls_input *ci,
+			 struct out_writer *out)
+{
+	return o->merge ? mrg_inputs(&ci->f, &ci->in, out) : md_sort(devs, o, &ci->f, &ci->in, out);
+}
+
+/* npy_counted: the records go to a temporary file, then out gets the
+ * header with their count and the records. */
+static int sort_counted(const struct cls_opts *o, struct md_devices *devs, struct cls_input *ci,
+			struct out_writer *out)
+{
+	struct out_writer body;
+	const size_t chunk = (size_t)8 << 20;
+	unsigned char *buf = NULL;
+	uint64_t at = 0;
+	int fd = tmp_create(o->tmpdir), rc;
+
+	if (fd < 0)
+		return CLS_E_FAIL;
+	rc = out_open_fd(&body, fd, "a temporary file");
+	if (rc == 0) {
+		rc = sort_or_merge(o, devs, ci, &body);
+		if (rc == 0)
+			rc = out_finish(&body);
+		else
+			out_abort(&body);
+	}
+	if (rc == 0)
+		rc = npy_write_header(out, &ci->npy, body.total / ci->npy.itemsize);
+	if (rc == 0 && !(buf = malloc(chunk))) {
+		msg_errno(ENOMEM, "cannot copy the sorted records");
+		rc = CLS_E_FAIL;
+	}
+	if (rc == 0 && lseek(fd, 0, SEEK_SET) < 0) {
+		msg_errno(errno, "cannot read back a temporary file in %s", o->tmpdir);
+		rc = CLS_E_FAIL;
+	}
+	while (rc == 0 && at < body.total) {
+		const size_t n = body.total - at < chunk ? (size_t)(body.total - at) : chunk;
+		if (read_full(fd, buf, n) != (ssize_t)n) {
+			msg_errno(errno ? errno : EIO, "cannot read back a temporary file in %s",
+				  o->tmpdir);
+			rc = CLS_E_FAIL;
+		} else {
+			rc = out_write(out, buf, n);
+			at += n;
+		}
+	}
+	free(buf);
+	close(fd);
 	return rc;
 }
 
@@ -197,7 +258,7 @@ int cls_run(const struct cls_opts *o)
 		out_abort(&out);
 		goto out;
 	}
-	rc = o->merge ? mrg_inputs(&ci.f, &ci.in, &out) : md_sort(&devs, o, &ci.f, &ci.in, &out);
+	rc = npy_counted(o) ? sort_counted(o, &devs, &ci, &out) : sort_or_merge(o, &devs, &ci, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		prog_end();

@@ -150,3 +150,43 @@ if len(open(T + '/o.npy', 'rb').read()) % 8 or np.lib.format.read_magic(open(T +
   [ "$status" -eq 2 ]
   [ "${stderr_lines[0]}" = "clsort: invalid field number 'a' (1 to 65535)" ]
 }
+
+@test "-u and -m -u: the header counts the records kept, to a file and to a pipe" {
+  need_numpy
+  py "
+a = rng.integers(-40, 40, 20011).astype('<i4')
+np.save(T + '/a.npy', a)
+clsort('-f', 'npy', '-u', '-o', T + '/o.npy', T + '/a.npy')
+same(np.load(T + '/o.npy'), np.unique(a), '-u to a file')
+clsort('-f', 'npy', '-u', '-r', '-S', '4K', '-o', T + '/o.npy', T + '/a.npy')
+same(np.load(T + '/o.npy'), np.unique(a)[::-1], '-u -r in runs')
+s = np.sort(a, kind='stable')
+np.save(T + '/s.npy', s)
+clsort('-f', 'npy', '-m', '-u', '-o', T + '/o.npy', T + '/s.npy', T + '/s.npy')
+same(np.load(T + '/o.npy'), np.unique(a), '-m -u')
+# Structured records: the first record of each key, in key order.
+dt = np.dtype([('id', '<u8'), ('k', '<u4'), ('pad', 'V4')])
+r = np.zeros(30011, dtype=dt)
+r['id'] = np.arange(len(r))
+r['k'] = rng.integers(0, 700, len(r))
+np.save(T + '/r.npy', r)
+clsort('-f', 'npy', '-F', 'k', '-u', '-o', T + '/o.npy', T + '/r.npy')
+keys, first = np.unique(r['k'], return_index=True)
+same(np.load(T + '/o.npy'), r[first], '-u of records')
+"
+  "$CLSORT" "${DEV[@]}" -f npy -u "$T/a.npy" | cat > "$T/p.npy"
+  py "same(np.load(T + '/p.npy'), np.unique(np.load(T + '/a.npy')), '-u to a pipe')"
+}
+
+@test "a header that ends in a number at the end of the file: an error, no read past it" {
+  # 4096 bytes, a page: the header's last number runs to the end of the
+  # file, and of its mapping.
+  local text="{'descr': '<u4', 'fortran_order': False, 'shape': (" len=4086
+  { printf '\223NUMPY\001\000'; printf '\366\017'; printf '%s' "$text"
+    head -c $((len - ${#text})) /dev/zero | tr '\0' 7; } > "$T/bad.npy"
+  [ "$(stat -c %s "$T/bad.npy")" -eq 4096 ]
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -f npy -o "$T/out" "$T/bad.npy"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/bad.npy: the .npy header is not a dictionary of descr, fortran_order and shape" ]
+  [ ! -e "$T/out" ]
+}
