@@ -119,7 +119,9 @@ static int seal(struct out_writer *w, struct mrg_run *r)
 		r->data = w->buf;
 		r->len = w->len;
 		w->buf = NULL;
-		return 0;
+		/* The run keeps the buffer; what else the writer holds (the
+		 * gathers' buffers, tied words held back) goes with it. */
+		return out_finish(w);
 	}
 	if (out_finish(w))
 		return CLS_E_FAIL;
