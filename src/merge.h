@@ -18,19 +18,25 @@ struct mrg_run {
 	size_t len;
 	void *map;		/* the mapping data lies in, or NULL */
 	int fd;			/* its file, or -1 */
+	const char *name;	/* its file, for messages */
 	unsigned char *heap;	/* the memory data lies in, or NULL */
 	unsigned level;		/* merges it took to make */
 	const struct in_file *input;	/* -m: the input it is, whose order is checked */
 };
 
-/* Merge runs[0..k), given in input order, into w.  streaming: in one
- * stream, which holds the least (for runs in temporary files, when memory
- * is short), giving back the pages of mapped runs as it passes them; else
- * in parallel parts on f->threads threads when the runs are large enough
- * (CLSORT_PARALLEL_MERGE_MIN bytes lowers the limit, for tests), in rounds
- * within memory / 8 bytes.  0, CLS_E_PIPE or CLS_E_FAIL. */
-int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool streaming,
+/* Merge runs[0..k), given in input order, into w: in parallel parts on
+ * f->threads threads, in rounds within memory / 2 bytes, when the runs are
+ * in files (files: each piece read with one pread) or large enough
+ * (CLSORT_PARALLEL_MERGE_MIN bytes lowers the limit, for tests); else in
+ * one stream.  0, CLS_E_PIPE or CLS_E_FAIL. */
+int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool files,
 	     uint64_t memory, struct out_writer *w);
+
+/* Bytes of a run, at least, that a merge of runs in files reads at once. */
+#define MRG_READ_MIN ((size_t)64 << 10)
+/* Runs in files that one merge merges at once within memory, each read
+ * MRG_READ_MIN bytes or more at a time. */
+size_t mrg_fanin(const struct enc_format *f, uint64_t memory);
 
 /* -m: merge the inputs, each already sorted, into out; an input out of
  * order is an error naming it and the record.  0, CLS_E_PIPE or

@@ -38,17 +38,21 @@ static unsigned open_fds(void)
 }
 
 /* Largest fan-in whose worst case of open run files, (F-1) per level plus
- * a merge's F inputs and its output, fits in the descriptors left. */
+ * a merge's F inputs and its output, fits in the descriptors left, and
+ * whose merges read every run in pieces of MRG_READ_MIN or more within
+ * --memory. */
 static int choose_fanin(struct spl_set *s, uint64_t est_runs)
 {
+	const size_t by_memory = mrg_fanin(s->f, s->memory);
 	struct rlimit rl;
 	long avail;
-	unsigned f;
+	unsigned f, passes = 1;
+	uint64_t left;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4096)
 		rl.rlim_cur = 4096;
 	avail = (long)rl.rlim_cur - (long)open_fds() - 2;
-	for (f = 64; f >= 2; f--) {
+	for (f = by_memory < 64 ? (unsigned)by_memory : 64; f >= 2; f--) {
 		uint64_t span = f;
 		long levels = 1;
 		while (span < est_runs) {
@@ -57,6 +61,12 @@ static int choose_fanin(struct spl_set *s, uint64_t est_runs)
 		}
 		if ((long)(f - 1) * levels + 2 <= avail) {
 			s->fanin = f;
+			for (left = est_runs; left > f; left = (left + f - 1) / f)
+				passes++;
+			msg_info(1, "merge plan: about %llu runs in temporary files, %u at a time "
+				 "(%zu within --memory in reads of %zu KiB or more, %ld descriptors): "
+				 "%u merge pass%s", (unsigned long long)est_runs, f, by_memory,
+				 MRG_READ_MIN >> 10, avail, passes, passes == 1 ? "" : "es");
 			return 0;
 		}
 	}
@@ -102,6 +112,7 @@ int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_
 	if (r->fd < 0)
 		return CLS_E_FAIL;
 	snprintf(name, sizeof name, "a temporary file in %s", s->tmpdir);
+	r->name = name;
 	return out_open_fd(w, r->fd, name);
 }
 
@@ -136,7 +147,8 @@ static int seal(struct out_writer *w, struct mrg_run *r)
 		msg_errno(errno, "cannot map %s", w->name);
 		return CLS_E_FAIL;
 	}
-	madvise(r->map, r->len, MADV_SEQUENTIAL);
+	/* Merges read the file; the mapping serves their few lookups of keys. */
+	madvise(r->map, r->len, MADV_RANDOM);
 	r->data = r->map;
 	return 0;
 }
