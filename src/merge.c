@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -39,15 +38,6 @@ static void sift_down(struct source **h, size_t n, size_t i)
 		h[m] = t;
 		i = m;
 	}
-}
-
-size_t mrg_release(const struct mrg_run *r, size_t end)
-{
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	end = end / page * page;
-	if (r->map && end)
-		madvise(r->map, end, MADV_DONTNEED);
-	return end;
 }
 
 /* Fixed-size records merge without a cursor per record: each source's
@@ -307,9 +297,9 @@ size_t mrg_fanin(const struct enc_format *f, uint64_t memory)
 }
 
 /* Where the cut looks at records: in a run in memory, in place; in a run
- * in a file, through small reads into buf (the pages of its mapping would
- * stay resident, and a fault maps the 64 KiB around the record looked at,
- * so that the samples of a cut would bring in every run whole). */
+ * in a file, through small reads into buf (a mapping's pages would stay
+ * resident, and a fault maps the 64 KiB around the record looked at, so
+ * that the samples of a cut would bring in every run whole). */
 struct probe {
 	const struct enc_format *f;
 	const struct mrg_run *r;
@@ -605,7 +595,8 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 				for (r = 0; r < k; r++) {
 					struct mrg_run *piece = &pcs[t * k + r];
 					const size_t a = cuts[(p + t) * k + r], b = cuts[(p + t + 1) * k + r];
-					piece->data = runs[r].data + a;
+					/* Pieces of runs in files: read_pieces. */
+					piece->data = runs[r].data ? runs[r].data + a : NULL;
 					piece->len = b - a;
 				}
 				cur->jobs[t].f = f;

@@ -1,7 +1,7 @@
 /* Merging sorted runs into one output, stably: of equal keys, the
  * earlier run's records first.  In one stream (a tournament tree over fixed
- * records, a heap over kv lines), or, for runs in memory, in parallel: the
- * output cut by sampled keys into parts that threads merge at once. */
+ * records, a heap over kv lines), or in parallel: the output cut by
+ * sampled keys into parts that threads merge at once. */
 #ifndef CLSORT_MERGE_H
 #define CLSORT_MERGE_H
 
@@ -12,11 +12,11 @@
 #include "encode.h"
 #include "output.h"
 
-/* A sorted run in output form: in memory, or in a mapped temporary file. */
+/* A sorted run in output form: in memory, or in a temporary file, read
+ * with pread(2) (data NULL). */
 struct mrg_run {
 	const unsigned char *data;
 	size_t len;
-	void *map;		/* the mapping data lies in, or NULL */
 	int fd;			/* its file, or -1 */
 	const char *name;	/* its file, for messages */
 	unsigned char *heap;	/* the memory data lies in, or NULL */
@@ -55,9 +55,5 @@ int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
  * part.  0, or CLS_E_FAIL after a message when out of memory. */
 int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
 	    size_t per, size_t total, size_t *cuts);
-
-/* Give back the whole pages of mapped run r below byte end; returns the
- * byte up to which they are given back. */
-size_t mrg_release(const struct mrg_run *r, size_t end);
 
 #endif

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -15,8 +14,6 @@
 
 static void run_free(struct mrg_run *r)
 {
-	if (r->map)
-		munmap(r->map, r->len);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->heap);
@@ -122,7 +119,8 @@ void spl_discard(struct out_writer *w, struct mrg_run *r)
 	run_free(r);
 }
 
-/* Make the run's written bytes readable through r->data. */
+/* Make the run's written bytes readable: in memory at r->data, or in its
+ * file by merges that read it. */
 static int seal(struct out_writer *w, struct mrg_run *r)
 {
 	if (w->mem) {
@@ -137,19 +135,6 @@ static int seal(struct out_writer *w, struct mrg_run *r)
 	if (out_finish(w))
 		return CLS_E_FAIL;
 	r->len = w->total;
-	if (r->len == 0) {
-		r->data = (const unsigned char *)"";
-		return 0;
-	}
-	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		msg_errno(errno, "cannot map %s", w->name);
-		return CLS_E_FAIL;
-	}
-	/* Merges read the file; the mapping serves their few lookups of keys. */
-	madvise(r->map, r->len, MADV_RANDOM);
-	r->data = r->map;
 	return 0;
 }
 
