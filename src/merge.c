@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "radix.h"
 #include "util.h"
 
 struct source {
@@ -479,29 +480,49 @@ struct part_job {
 	const size_t *from;	/* ...read from from[r] */
 	unsigned char *in;	/* into here */
 	size_t in_cap;
-	struct out_writer w;
+	unsigned char *words;	/* sortable_part: the part's sort words */
+	size_t words_cap;
+	struct out_writer w;	/* else: the merged part */
+	const unsigned char *out;	/* the part's output */
+	size_t out_len;
 	double t_read, t_merge;
 	int rc;
 };
 
-/* Read the pieces of runs in files into the job's memory. */
-static int read_pieces(struct part_job *j)
+/* Bare keys whose sort word turns back into the key (no payload, no
+ * index, no longer key): a part of them is the same sorted as merged, for
+ * equal keys are equal bytes, and the radix sort of a part costs a
+ * fraction of a merge of many pieces. */
+static bool sortable_part(const struct enc_format *f)
 {
-	size_t need = 0, at = 0, r;
+	return f->fmt == CLS_FMT_BIN && !f->indexed && !f->tail && f->kt && f->kt->invertible &&
+	       f->key_off == 0 && f->rec_size == f->kt->width;
+}
 
-	for (r = 0; r < j->k; r++)
-		if (j->runs[r].fd >= 0)
-			need += j->pieces[r].len;
-	if (need > j->in_cap) {
-		free(j->in);
-		j->in_cap = 0;
-		j->in = malloc(need);
-		if (!j->in) {
-			msg_errno(ENOMEM, "cannot merge runs");
-			return CLS_E_FAIL;
-		}
-		j->in_cap = need;
+/* Room for need bytes at *buf, whose content is not kept. */
+static int room(unsigned char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	free(*buf);
+	*cap = 0;
+	*buf = malloc(need);
+	if (!*buf) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		return CLS_E_FAIL;
 	}
+	*cap = need;
+	return 0;
+}
+
+/* Read the pieces of runs in files into the job's memory, need bytes
+ * (at least those pieces). */
+static int read_pieces(struct part_job *j, size_t need)
+{
+	size_t at = 0, r;
+
+	if (room(&j->in, &j->in_cap, need))
+		return CLS_E_FAIL;
 	for (r = 0; r < j->k; r++) {
 		struct mrg_run *piece = &j->pieces[r];
 		size_t got = 0;
@@ -524,22 +545,68 @@ static int read_pieces(struct part_job *j)
 	return 0;
 }
 
-/* Merge one part into the job's memory writer, kept from round to round
- * so that its pages are faulted in once. */
+/* A sortable_part: its pieces' keys encoded, sorted, and decoded into
+ * whichever of the job's buffers the sort left free, need bytes in all. */
+static int sort_part(struct part_job *j, size_t need)
+{
+	const struct enc_format *f = j->f;
+	const size_t width = f->kt->width;
+	size_t n = need / width, at = 0, r, i, u;
+	unsigned char *sorted;
+	void *where;
+
+	if (room(&j->words, &j->words_cap, need))
+		return CLS_E_FAIL;
+	for (r = 0; r < j->k; r++) {
+		f->kt->encode(j->pieces[r].data, width, j->pieces[r].len / width, f->mask,
+			      j->words + at, false, 0);
+		at += j->pieces[r].len;
+	}
+	if (radix_sort(j->words, j->in, n, key_word_kind(f->kt, false), 1, &where))
+		return CLS_E_FAIL;
+	sorted = where;
+	if (f->unique && n) {
+		for (i = 1, u = 1; i < n; i++)
+			if (memcmp(sorted + i * width, sorted + (u - 1) * width, width)) {
+				memmove(sorted + u * width, sorted + i * width, width);
+				u++;
+			}
+		n = u;
+	}
+	j->out = sorted == j->words ? j->in : j->words;
+	f->kt->decode(sorted, n, f->mask, (unsigned char *)j->out);
+	j->out_len = n * width;
+	return 0;
+}
+
+/* Merge (or sort) one part into the job's memory, kept from round to
+ * round so that its pages are faulted in once. */
 static void part_job(void *arg)
 {
 	struct part_job *j = arg;
+	const bool sort = sortable_part(j->f);
+	size_t need = 0, r;
 	double t0 = now_sec(), t1;
 
-	j->rc = read_pieces(j);
+	for (r = 0; r < j->k; r++)
+		if (sort || j->runs[r].fd >= 0)
+			need += j->pieces[r].len;
+	j->rc = read_pieces(j, need);
 	t1 = now_sec();
 	j->t_read += t1 - t0;
-	if (j->rc == 0 && !j->w.buf)
-		j->rc = out_open_mem(&j->w, j->expect, 1);
-	j->w.len = 0;
-	if (j->rc == 0)
-		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ? bin_merge(j->f, j->pieces, j->k, &j->w) :
-			heap_merge(j->f, j->pieces, j->k, &j->w);
+	if (j->rc == 0 && sort) {
+		j->rc = sort_part(j, need);
+	} else if (j->rc == 0) {
+		if (!j->w.buf)
+			j->rc = out_open_mem(&j->w, j->expect, 1);
+		j->w.len = 0;
+		if (j->rc == 0)
+			j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
+					bin_merge(j->f, j->pieces, j->k, &j->w) :
+					heap_merge(j->f, j->pieces, j->k, &j->w);
+		j->out = j->w.buf;
+		j->out_len = j->w.len;
+	}
 	j->t_merge += now_sec() - t1;
 }
 
@@ -618,7 +685,7 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 			if (rc == 0)
 				rc = prev->jobs[t].rc;
 			if (rc == 0)
-				rc = out_write(w, prev->jobs[t].w.buf, prev->jobs[t].w.len);
+				rc = out_write(w, prev->jobs[t].out, prev->jobs[t].out_len);
 		}
 		t_write += now_sec() - t1;
 		prev->count = 0;
@@ -637,13 +704,14 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		t_merge += jobs[i].t_merge;
 	}
 	msg_info(2, "merge pass: %zu runs%s, %zu MiB, %zu parts in %zu rounds on %u threads: cut %.3f s, "
-		 "read %.3f s, merge %.3f s (thread seconds), writing %.3f s, waiting for merges %.3f s",
+		 "read %.3f s, merge%s %.3f s (thread seconds), writing %.3f s, waiting for merges %.3f s",
 		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads, t_cut,
-		 t_read, t_merge, t_write, t_wait);
+		 t_read, sortable_part(f) ? " by sorting" : "", t_merge, t_write, t_wait);
 out:
 	for (i = 0; jobs && i < 2 * (size_t)threads; i++) {
 		out_abort(&jobs[i].w);
 		free(jobs[i].in);
+		free(jobs[i].words);
 	}
 	free(cuts);
 	free(jobs);
