@@ -276,8 +276,8 @@ out:
 
 /* Output bytes per round, at most; a round's parts are held twice (one
  * round merging, the one before being written), within an eighth of
- * --memory; parts read from files are held twice more, the pieces read
- * and the merged part. */
+ * --memory; parts read from files or sorted are held twice more, the
+ * pieces read and the merged part, or the keys and their sort words. */
 #define ROUND_BYTES ((size_t)256 << 20)
 #define ROUND_MIN ((size_t)16 << 20)
 /* Below this the merge of runs in memory is not worth threads. */
