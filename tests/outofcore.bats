@@ -590,6 +590,11 @@ expect_passes() {
   expect_passes
   same_as_incore "60013 kv lines, unique keys" -f kv -u -- -S 4K --memory=64K -- "$T/in"
   expect_passes
+  # String keys of 0-11 bytes from three letters: many equal, many prefixes of others.
+  awk 'BEGIN { srand(4); for (i = 0; i < 60013; i++) { k = ""; n = int(rand() * 12)
+    for (j = 0; j < n; j++) k = k sprintf("%c", 97 + int(rand() * 3)); printf "%s:v%d\n", k, i } }' > "$T/in"
+  same_as_incore "60013 kv lines, string keys" -f kv -k str -- -S 4K --memory=64K -- "$T/in"
+  expect_passes
   gen_rec "$T/in" 60013 6
   same_as_incore "60013 records" -R 8 --stable -- -S 4K --memory=64K -- "$T/in"
   expect_passes
@@ -626,4 +631,21 @@ expect_passes() {
     fail "stderr: $stderr"
   [ -z "$(ls -A "$T/out")" ]
   [ -z "$(ls -A "$T/tmp")" ]
+}
+
+@test "SIGTERM during the merge of spilled runs: status 143, no -o output, nothing left" {
+  gen_u32 "$T/in" 500000
+  mkdir "$T/out" "$T/tmp"
+  # Stopped at the first read of a temporary file: the first merge.
+  FAULTINJECT_STOP=read FAULTINJECT_OP=none FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" \
+    "$CLSORT" "${DEV[@]}" -S 64K --memory=1M -T "$T/tmp" -o "$T/out/sorted" "$T/in" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  kill -TERM $pid
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 143 ] || fail "status $status: $(cat "$T/err")"
+  [ -z "$(ls -A "$T/out")" ] || fail "left beside the output: $(ls -A "$T/out")"
+  [ -z "$(ls -A "$T/tmp")" ] || fail "left in the temporary directory: $(ls -A "$T/tmp")"
 }
