@@ -555,6 +555,9 @@ static int sort_part(struct part_job *j, size_t need)
 	unsigned char *sorted;
 	void *where;
 
+	j->out_len = 0;
+	if (n == 0)
+		return 0;
 	if (room(&j->words, &j->words_cap, need))
 		return CLS_E_FAIL;
 	for (r = 0; r < j->k; r++) {
