@@ -5,20 +5,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "radix.h"
 #include "util.h"
-
-/* Merge sources give back pages this often: with many sources, what they
- * hold between two releases counts against --memory. */
-#define RELEASE_STEP ((size_t)4 << 20)
 
 struct source {
 	struct enc_cursor c;
 	const struct mrg_run *run;
 	size_t order;		/* of its run among those merged */
-	size_t released;
 };
 
 static bool before(const struct source *a, const struct source *b)
@@ -44,22 +39,6 @@ static void sift_down(struct source **h, size_t n, size_t i)
 		h[m] = t;
 		i = m;
 	}
-}
-
-size_t mrg_release(const struct mrg_run *r, size_t end)
-{
-	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	end = end / page * page;
-	if (r->map && end)
-		madvise(r->map, end, MADV_DONTNEED);
-	return end;
-}
-
-static void release_behind(struct source *src)
-{
-	const size_t done = (size_t)(src->c.p - src->run->data);
-	if (src->run->map && done - src->released >= RELEASE_STEP)
-		src->released = mrg_release(src->run, done);
 }
 
 /* Fixed-size records merge without a cursor per record: each source's
@@ -212,13 +191,11 @@ out:
 	return rc;
 }
 
-/* Heap-merge k sorted byte ranges, given in run order, into w.  runs, when
- * not NULL, are the runs the ranges start, whose passed pages are given
- * back as the merge goes.  A range that is an input (-m) is checked to be
- * sorted: CLS_E_FAIL after a message naming the first record out of
- * order. */
+/* Heap-merge k sorted byte ranges, given in run order, into w.  A range
+ * that is an input (-m) is checked to be sorted: CLS_E_FAIL after a
+ * message naming the first record out of order. */
 static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
-		      const struct mrg_run *runs, struct out_writer *w)
+		      struct out_writer *w)
 {
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
@@ -234,7 +211,7 @@ static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, 
 		goto out;
 	}
 	for (i = 0; i < k; i++) {
-		src[i].run = runs ? &runs[i] : &ranges[i];
+		src[i].run = &ranges[i];
 		src[i].order = i;
 		enc_cursor_init(&src[i].c, f, ranges[i].data, ranges[i].len,
 				ranges[i].input ? ranges[i].input->name : "run");
@@ -278,8 +255,6 @@ static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, 
 		if (rc == 0)
 			heap[0] = heap[--n];
 		rc = 0;
-		if (runs)
-			release_behind(top);
 		sift_down(heap, n, 0);
 	}
 out:
@@ -294,51 +269,137 @@ out:
  * last record with a key at most the splitter, and part p is the merge of
  * every run's piece p.  Equal keys always share a part, so the merge stays
  * stable.  Parts are merged a round of one per thread at a time, each into
- * memory, and written in order. */
+ * memory, and written in order.  The pieces of runs in temporary files are
+ * read into memory by the thread that merges them, one long read each:
+ * page faults on a mapping would read them 4 KiB at a time, and giving
+ * the pages back would serialize the threads on the mapping. */
 
 /* Output bytes per round, at most; a round's parts are held twice (one
  * round merging, the one before being written), within an eighth of
- * --memory. */
+ * --memory; parts read from files or sorted are held twice more, the
+ * pieces read and the merged part, or the keys and their sort words. */
 #define ROUND_BYTES ((size_t)256 << 20)
 #define ROUND_MIN ((size_t)16 << 20)
-/* Below this the merge is not worth threads. */
+/* Below this the merge of runs in memory is not worth threads. */
 #define PARALLEL_MERGE_MIN ((size_t)16 << 20)
 /* Samples per part and run. */
 #define SAMPLES 8
 
-/* Start of the first record at or after byte pos of a run. */
-static size_t record_at(const struct enc_format *f, const struct mrg_run *r, size_t pos)
+static size_t round_bytes(bool files, uint64_t memory, unsigned threads)
 {
-	const unsigned char *nl;
+	const size_t lo = files ? (size_t)threads * MRG_READ_MIN : ROUND_MIN;
+	return memory / 8 < lo ? lo : memory / 8 > ROUND_BYTES ? ROUND_BYTES : (size_t)(memory / 8);
+}
+
+size_t mrg_fanin(const struct enc_format *f, uint64_t memory)
+{
+	const size_t per = round_bytes(true, memory, f->threads) / f->threads / MRG_READ_MIN;
+	return per < 2 ? 2 : per;
+}
+
+/* Where the cut looks at records: in a run in memory, in place; in a run
+ * in a file, through small reads into buf (a mapping's pages would stay
+ * resident, and a fault maps the 64 KiB around the record looked at, so
+ * that the samples of a cut would bring in every run whole). */
+struct probe {
+	const struct enc_format *f;
+	const struct mrg_run *r;
+	unsigned char *buf;
+	size_t cap;
+	int err;		/* errno of the first read that failed, or 0... */
+	const char *failed;	/* ...of this file */
+};
+
+/* The run's bytes from at (< r->len): the whole record there, for lines
+ * up to the end of the line or of the run, and maybe more; *len of them.
+ * NULL after a failed read (pr->err). */
+static const unsigned char *peek(struct probe *pr, size_t at, size_t *len)
+{
+	const struct mrg_run *r = pr->r;
+	const bool bin = pr->f->fmt == CLS_FMT_BIN;
+	size_t have = 0, step = bin ? pr->f->rec_size : 256;
+
+	if (r->fd < 0) {
+		*len = r->len - at;
+		return r->data + at;
+	}
+	for (;;) {
+		const size_t chunk = r->len - at - have < step ? r->len - at - have : step;
+		size_t got = 0;
+		if (have + chunk > pr->cap) {
+			unsigned char *g = realloc(pr->buf, 2 * (have + chunk));
+			if (!g) {
+				pr->err = pr->err ? pr->err : ENOMEM;
+				pr->failed = pr->failed ? pr->failed : r->name;
+				return NULL;
+			}
+			pr->buf = g;
+			pr->cap = 2 * (have + chunk);
+		}
+		while (got < chunk) {
+			const ssize_t n = pread(r->fd, pr->buf + have + got, chunk - got,
+						(off_t)(at + have + got));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				pr->err = pr->err ? pr->err : n < 0 ? errno : EIO;
+				pr->failed = pr->failed ? pr->failed : r->name;
+				return NULL;
+			}
+			got += (size_t)n;
+		}
+		have += chunk;
+		if (bin || at + have == r->len || memchr(pr->buf + have - chunk, pr->f->eol, chunk))
+			break;
+		step *= 2;
+	}
+	*len = have;
+	return pr->buf;
+}
+
+/* Start of the first record at or after byte pos of a run. */
+static size_t record_at(struct probe *pr, size_t pos)
+{
+	const struct enc_format *f = pr->f;
+	const size_t end = pr->r->len;
+	const unsigned char *p, *nl;
+	size_t len;
+
 	if (f->fmt == CLS_FMT_BIN)
 		return (pos + f->rec_size - 1) / f->rec_size * f->rec_size;
-	if (pos == 0 || pos >= r->len)
-		return pos == 0 ? 0 : r->len;
-	nl = memchr(r->data + pos - 1, f->eol, r->len - (pos - 1));
-	return nl ? (size_t)(nl - r->data) + 1 : r->len;
+	if (pos == 0 || pos >= end)
+		return pos == 0 ? 0 : end;
+	p = peek(pr, pos - 1, &len);
+	nl = p ? memchr(p, f->eol, len) : NULL;
+	return nl ? pos + (size_t)(nl - p) : end;
 }
 
 /* Sortable key of the record starting at byte at (< r->len). */
-static uint64_t key_at(const struct enc_format *f, const struct mrg_run *r, size_t at)
+static uint64_t key_at(struct probe *pr, size_t at)
 {
 	struct enc_cursor c;
-	enc_cursor_init(&c, f, r->data + at, r->len - at, "run");
+	size_t len;
+	const unsigned char *p = peek(pr, at, &len);
+
+	if (!p)
+		return 0;
+	enc_cursor_init(&c, pr->f, p, len, "run");
 	return enc_cursor_next(&c) == 1 ? c.key : 0;
 }
 
-/* Byte offset of the first record of r whose key is above v. */
-static size_t cut_after(const struct enc_format *f, const struct mrg_run *r, uint64_t v)
+/* Byte offset of the first record of the run whose key is above v. */
+static size_t cut_after(struct probe *pr, uint64_t v)
 {
-	size_t lo = 0, hi = r->len;
+	size_t lo = 0, hi = pr->r->len;
 	/* Smallest pos whose record (at or after pos) has a key above v. */
 	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2, at = record_at(f, r, mid);
-		if (at < r->len && key_at(f, r, at) <= v)
+		const size_t mid = lo + (hi - lo) / 2, at = record_at(pr, mid);
+		if (at < pr->r->len && key_at(pr, at) <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return record_at(f, r, lo);
+	return record_at(pr, lo);
 }
 
 struct sample {
@@ -358,6 +419,7 @@ int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, si
 	const size_t nsamples = k * parts * per;
 	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
 	uint64_t *split = calloc(parts, sizeof *split);
+	struct probe pr = { f, NULL, NULL, 0, 0, NULL };
 	size_t r, p, i, n = 0;
 	double acc = 0, step;
 
@@ -370,11 +432,12 @@ int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, si
 	for (r = 0; r < k; r++) {
 		const size_t every = runs[r].len / (parts * per) + 1;
 		size_t pos;
+		pr.r = &runs[r];
 		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
-			const size_t at = record_at(f, &runs[r], pos);
+			const size_t at = record_at(&pr, pos);
 			if (at >= runs[r].len)
 				break;
-			smp[n].key = key_at(f, &runs[r], at);
+			smp[n].key = key_at(&pr, at);
 			smp[n].weight = (double)every;
 			n++;
 		}
@@ -391,14 +454,20 @@ int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, si
 	for (r = 0; r < k; r++) {
 		cuts[r] = 0;
 		cuts[parts * k + r] = runs[r].len;
+		pr.r = &runs[r];
 		for (p = 0; p + 1 < parts; p++) {
-			size_t c = cut_after(f, &runs[r], split[p]);
+			size_t c = cut_after(&pr, split[p]);
 			/* Splitters never decrease, nor may the cuts. */
 			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
 		}
 	}
 	free(smp);
 	free(split);
+	free(pr.buf);
+	if (pr.err) {
+		msg_errno(pr.err, "cannot read back %s", pr.failed);
+		return CLS_E_FAIL;
+	}
 	return 0;
 }
 
@@ -407,22 +476,141 @@ struct part_job {
 	size_t expect;		/* bytes of a part, about */
 	struct mrg_run *pieces;	/* k ranges */
 	size_t k;
-	struct out_writer w;
+	const struct mrg_run *runs;	/* the runs, whose pieces in files are... */
+	const size_t *from;	/* ...read from from[r] */
+	unsigned char *in;	/* into here */
+	size_t in_cap;
+	unsigned char *words;	/* sortable_part: the part's sort words */
+	size_t words_cap;
+	struct out_writer w;	/* else: the merged part */
+	const unsigned char *out;	/* the part's output */
+	size_t out_len;
+	double t_read, t_merge;
 	int rc;
 };
 
-/* Merge one part into the job's memory writer, kept from round to round
- * so that its pages are faulted in once. */
+/* Bare keys whose sort word turns back into the key (no payload, no
+ * index, no longer key): a part of them is the same sorted as merged, for
+ * equal keys are equal bytes, and the radix sort of a part costs a
+ * fraction of a merge of many pieces. */
+static bool sortable_part(const struct enc_format *f)
+{
+	return f->fmt == CLS_FMT_BIN && !f->indexed && !f->tail && f->kt && f->kt->invertible &&
+	       f->key_off == 0 && f->rec_size == f->kt->width;
+}
+
+/* Room for need bytes at *buf, whose content is not kept. */
+static int room(unsigned char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	free(*buf);
+	*cap = 0;
+	*buf = malloc(need);
+	if (!*buf) {
+		msg_errno(ENOMEM, "cannot merge runs");
+		return CLS_E_FAIL;
+	}
+	*cap = need;
+	return 0;
+}
+
+/* Read the pieces of runs in files into the job's memory, need bytes
+ * (at least those pieces). */
+static int read_pieces(struct part_job *j, size_t need)
+{
+	size_t at = 0, r;
+
+	if (room(&j->in, &j->in_cap, need))
+		return CLS_E_FAIL;
+	for (r = 0; r < j->k; r++) {
+		struct mrg_run *piece = &j->pieces[r];
+		size_t got = 0;
+		if (j->runs[r].fd < 0)
+			continue;
+		while (got < piece->len) {
+			const ssize_t n = pread(j->runs[r].fd, j->in + at + got, piece->len - got,
+						(off_t)(j->from[r] + got));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				msg_errno(n < 0 ? errno : EIO, "cannot read back %s", j->runs[r].name);
+				return CLS_E_FAIL;
+			}
+			got += (size_t)n;
+		}
+		piece->data = j->in + at;
+		at += piece->len;
+	}
+	return 0;
+}
+
+/* A sortable_part: its pieces' keys encoded, sorted, and decoded into
+ * whichever of the job's buffers the sort left free, need bytes in all. */
+static int sort_part(struct part_job *j, size_t need)
+{
+	const struct enc_format *f = j->f;
+	const size_t width = f->kt->width;
+	size_t n = need / width, at = 0, r, i, u;
+	unsigned char *sorted;
+	void *where;
+
+	j->out_len = 0;
+	if (n == 0)
+		return 0;
+	if (room(&j->words, &j->words_cap, need))
+		return CLS_E_FAIL;
+	for (r = 0; r < j->k; r++) {
+		f->kt->encode(j->pieces[r].data, width, j->pieces[r].len / width, f->mask,
+			      j->words + at, false, 0);
+		at += j->pieces[r].len;
+	}
+	if (radix_sort(j->words, j->in, n, key_word_kind(f->kt, false), 1, &where))
+		return CLS_E_FAIL;
+	sorted = where;
+	if (f->unique && n) {
+		for (i = 1, u = 1; i < n; i++)
+			if (memcmp(sorted + i * width, sorted + (u - 1) * width, width)) {
+				memmove(sorted + u * width, sorted + i * width, width);
+				u++;
+			}
+		n = u;
+	}
+	j->out = sorted == j->words ? j->in : j->words;
+	f->kt->decode(sorted, n, f->mask, (unsigned char *)j->out);
+	j->out_len = n * width;
+	return 0;
+}
+
+/* Merge (or sort) one part into the job's memory, kept from round to
+ * round so that its pages are faulted in once. */
 static void part_job(void *arg)
 {
 	struct part_job *j = arg;
-	j->rc = 0;
-	if (!j->w.buf)
-		j->rc = out_open_mem(&j->w, j->expect, 1);
-	j->w.len = 0;
-	if (j->rc == 0)
-		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ? bin_merge(j->f, j->pieces, j->k, &j->w) :
-			heap_merge(j->f, j->pieces, j->k, NULL, &j->w);
+	const bool sort = sortable_part(j->f);
+	size_t need = 0, r;
+	double t0 = now_sec(), t1;
+
+	for (r = 0; r < j->k; r++)
+		if (sort || j->runs[r].fd >= 0)
+			need += j->pieces[r].len;
+	j->rc = read_pieces(j, need);
+	t1 = now_sec();
+	j->t_read += t1 - t0;
+	if (j->rc == 0 && sort) {
+		j->rc = sort_part(j, need);
+	} else if (j->rc == 0) {
+		if (!j->w.buf)
+			j->rc = out_open_mem(&j->w, j->expect, 1);
+		j->w.len = 0;
+		if (j->rc == 0)
+			j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
+					bin_merge(j->f, j->pieces, j->k, &j->w) :
+					heap_merge(j->f, j->pieces, j->k, &j->w);
+		j->out = j->w.buf;
+		j->out_len = j->w.len;
+	}
+	j->t_merge += now_sec() - t1;
 }
 
 /* A round of parts merged on threads of its own, while the previous
@@ -441,20 +629,19 @@ static void *round_main(void *arg)
 }
 
 static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs, size_t k,
-			  uint64_t memory, struct out_writer *w, size_t total)
+			  bool files, uint64_t memory, struct out_writer *w, size_t total)
 {
 	const unsigned threads = f->threads;
-	const size_t round_bytes = memory / 8 < ROUND_MIN ? ROUND_MIN :
-				   memory / 8 > ROUND_BYTES ? ROUND_BYTES : memory / 8;
-	const size_t rounds = (total + round_bytes - 1) / round_bytes;
-	const size_t parts = threads * rounds;
+	const size_t round = round_bytes(files, memory, threads);
+	const size_t rounds = (total + round - 1) / round;
+	const size_t parts = rounds ? threads * rounds : 1;
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
 	struct mrg_run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
-	struct round round[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
+	struct round set[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
 	bool started[2] = { false, false };
 	size_t r, p, i;
-	double t0 = now_sec(), t1, t_write = 0, t_wait = 0;
+	double t0 = now_sec(), t_cut, t1, t_write = 0, t_wait = 0, t_read = 0, t_merge = 0;
 	int rc = CLS_E_FAIL;
 
 	if (!cuts || !jobs || !pieces) {
@@ -463,29 +650,31 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	}
 	if (mrg_cut(f, runs, k, parts, SAMPLES, total, cuts))
 		goto out;
-	msg_info(2, "parallel merge: %zu parts in %zu rounds, cut in %.3f s", parts, rounds,
-		 now_sec() - t0);
+	t_cut = now_sec() - t0;
 	/* Rounds alternate between two sets of jobs: while one set merges
 	 * round p, the other's output of round p - 1 is written. */
 	for (p = 0; p <= parts; p += threads) {
-		struct round *cur = &round[(p / threads) % 2], *prev = &round[(p / threads + 1) % 2];
+		struct round *cur = &set[(p / threads) % 2], *prev = &set[(p / threads + 1) % 2];
 		unsigned t;
 
 		cur->count = 0;
 		if (p < parts) {
 			const unsigned now = (unsigned)(parts - p < threads ? parts - p : threads);
-			struct mrg_run *set = &pieces[(p / threads) % 2 * threads * k];
+			struct mrg_run *pcs = &pieces[(p / threads) % 2 * threads * k];
 			for (t = 0; t < now; t++) {
 				for (r = 0; r < k; r++) {
-					struct mrg_run *piece = &set[t * k + r];
+					struct mrg_run *piece = &pcs[t * k + r];
 					const size_t a = cuts[(p + t) * k + r], b = cuts[(p + t + 1) * k + r];
-					piece->data = runs[r].data + a;
+					/* Pieces of runs in files: read_pieces. */
+					piece->data = runs[r].data ? runs[r].data + a : NULL;
 					piece->len = b - a;
 				}
 				cur->jobs[t].f = f;
-				cur->jobs[t].expect = round_bytes / threads + 1;
-				cur->jobs[t].pieces = &set[t * k];
+				cur->jobs[t].expect = round / threads + 1;
+				cur->jobs[t].pieces = &pcs[t * k];
 				cur->jobs[t].k = k;
+				cur->jobs[t].runs = runs;
+				cur->jobs[t].from = &cuts[(p + t) * k];
 			}
 			cur->count = now;
 			if (pthread_create(&cur->thread, NULL, round_main, cur))
@@ -499,7 +688,7 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 			if (rc == 0)
 				rc = prev->jobs[t].rc;
 			if (rc == 0)
-				rc = out_write(w, prev->jobs[t].w.buf, prev->jobs[t].w.len);
+				rc = out_write(w, prev->jobs[t].out, prev->jobs[t].out_len);
 		}
 		t_write += now_sec() - t1;
 		prev->count = 0;
@@ -511,22 +700,29 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		t_wait += now_sec() - t1;
 		if (rc)
 			goto out;
-		/* Give back what the merged rounds have passed in mapped runs. */
-		for (r = 0; r < k && p < parts; r++)
-			mrg_release(&runs[r], cuts[(p + cur->count) * k + r]);
 	}
 	rc = 0;
-	msg_info(2, "parallel merge: writing %.3f s, then waiting for merges %.3f s", t_write, t_wait);
+	for (i = 0; i < 2 * (size_t)threads; i++) {
+		t_read += jobs[i].t_read;
+		t_merge += jobs[i].t_merge;
+	}
+	msg_info(2, "merge pass: %zu runs%s, %zu MiB, %zu parts in %zu rounds on %u threads: cut %.3f s, "
+		 "read %.3f s, merge%s %.3f s (thread seconds), writing %.3f s, waiting for merges %.3f s",
+		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads, t_cut,
+		 t_read, sortable_part(f) ? " by sorting" : "", t_merge, t_write, t_wait);
 out:
-	for (i = 0; jobs && i < 2 * (size_t)threads; i++)
+	for (i = 0; jobs && i < 2 * (size_t)threads; i++) {
 		out_abort(&jobs[i].w);
+		free(jobs[i].in);
+		free(jobs[i].words);
+	}
 	free(cuts);
 	free(jobs);
 	free(pieces);
 	return rc;
 }
 
-int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool streaming,
+int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool files,
 	     uint64_t memory, struct out_writer *w)
 {
 	const char *min = getenv("CLSORT_PARALLEL_MERGE_MIN");
@@ -534,16 +730,16 @@ int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, b
 
 	for (i = 0; i < k; i++)
 		total += runs[i].len;
-	if (!streaming && f->threads > 1 &&
-	    total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN))
-		return merge_parallel(f, runs, k, memory, w, total);
-	return heap_merge(f, runs, k, runs, w);
+	if (files || (f->threads > 1 &&
+		      total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN)))
+		return merge_parallel(f, runs, k, files, memory, w, total);
+	return heap_merge(f, runs, k, w);
 }
 
 int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w)
 {
-	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, NULL, w);
+	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, w);
 }
 
 int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
@@ -562,7 +758,7 @@ int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_w
 		r[i].len = in->files[i].size;
 		r[i].input = &in->files[i];
 	}
-	rc = heap_merge(f, r, in->count, NULL, out);
+	rc = heap_merge(f, r, in->count, out);
 	free(r);
 	return rc;
 }

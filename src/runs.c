@@ -249,11 +249,7 @@ static int resort_runs(struct sorter *s, const struct mrg_run *runs, size_t k, u
 		if (rc < 0)
 			goto out;
 		t2 = now_sec();
-		/* What the parts have passed of the runs is needed no more. */
-		for (r = 0; r < k; r++)
-			mrg_release(&runs[r], cuts[(p + 1) * k + r]);
-		msg_info(3, "part %zu: planned and sorted in %.3f s, runs released in %.3f s", p,
-			 t2 - t1, now_sec() - t2);
+		msg_info(3, "part %zu: planned and sorted in %.3f s", p, t2 - t1);
 	}
 	rc = 0;
 	s->resorted += parts;

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -15,8 +14,6 @@
 
 static void run_free(struct mrg_run *r)
 {
-	if (r->map)
-		munmap(r->map, r->len);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->heap);
@@ -38,17 +35,21 @@ static unsigned open_fds(void)
 }
 
 /* Largest fan-in whose worst case of open run files, (F-1) per level plus
- * a merge's F inputs and its output, fits in the descriptors left. */
+ * a merge's F inputs and its output, fits in the descriptors left, and
+ * whose merges read every run in pieces of MRG_READ_MIN or more within
+ * --memory. */
 static int choose_fanin(struct spl_set *s, uint64_t est_runs)
 {
+	const size_t by_memory = mrg_fanin(s->f, s->memory);
 	struct rlimit rl;
 	long avail;
-	unsigned f;
+	unsigned f, passes = 1;
+	uint64_t left;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 4096)
 		rl.rlim_cur = 4096;
 	avail = (long)rl.rlim_cur - (long)open_fds() - 2;
-	for (f = 64; f >= 2; f--) {
+	for (f = by_memory < 64 ? (unsigned)by_memory : 64; f >= 2; f--) {
 		uint64_t span = f;
 		long levels = 1;
 		while (span < est_runs) {
@@ -57,6 +58,12 @@ static int choose_fanin(struct spl_set *s, uint64_t est_runs)
 		}
 		if ((long)(f - 1) * levels + 2 <= avail) {
 			s->fanin = f;
+			for (left = est_runs; left > f; left = (left + f - 1) / f)
+				passes++;
+			msg_info(1, "merge plan: about %llu runs in temporary files, %u at a time "
+				 "(%zu within --memory in reads of %zu KiB or more, %ld descriptors): "
+				 "%u merge pass%s", (unsigned long long)est_runs, f, by_memory,
+				 MRG_READ_MIN >> 10, avail, passes, passes == 1 ? "" : "es");
 			return 0;
 		}
 	}
@@ -102,6 +109,7 @@ int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_
 	if (r->fd < 0)
 		return CLS_E_FAIL;
 	snprintf(name, sizeof name, "a temporary file in %s", s->tmpdir);
+	r->name = name;
 	return out_open_fd(w, r->fd, name);
 }
 
@@ -111,7 +119,8 @@ void spl_discard(struct out_writer *w, struct mrg_run *r)
 	run_free(r);
 }
 
-/* Make the run's written bytes readable through r->data. */
+/* Make the run's written bytes readable: in memory at r->data, or in its
+ * file by merges that read it. */
 static int seal(struct out_writer *w, struct mrg_run *r)
 {
 	if (w->mem) {
@@ -119,23 +128,13 @@ static int seal(struct out_writer *w, struct mrg_run *r)
 		r->data = w->buf;
 		r->len = w->len;
 		w->buf = NULL;
-		return 0;
+		/* The run keeps the buffer; what else the writer holds (the
+		 * gathers' buffers, tied words held back) goes with it. */
+		return out_finish(w);
 	}
 	if (out_finish(w))
 		return CLS_E_FAIL;
 	r->len = w->total;
-	if (r->len == 0) {
-		r->data = (const unsigned char *)"";
-		return 0;
-	}
-	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		msg_errno(errno, "cannot map %s", w->name);
-		return CLS_E_FAIL;
-	}
-	madvise(r->map, r->len, MADV_SEQUENTIAL);
-	r->data = r->map;
 	return 0;
 }
 

@@ -31,6 +31,7 @@
  *                                 targeted descriptor stops the process
  *                                 (SIGSTOP) before it is made, for a test to
  *                                 kill it there
+ *   FAULTINJECT_STOP=read         the same at the first read instead
  *
  * Without FAULTINJECT_TARGET nothing fails.  A call straddling the limit
  * first transfers the bytes that remain, as a short read or write, and the
@@ -70,6 +71,7 @@ static int fail_errno = EIO;
 static unsigned long long allowed;
 static unsigned long long passed;
 static int stop_once;
+static int stop_reads;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char marked[MAX_FD];
 
@@ -190,7 +192,8 @@ static void init(void)
 		fail_errno = parse_errno(e);
 	if (a && *a)
 		allowed = strtoull(a, NULL, 10);
-	stop_once = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "1");
+	stop_reads = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "read");
+	stop_once = stop_reads || (getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "1"));
 	if (!t || !*t)
 		target = T_NONE;
 	else if (!strcmp(t, "stdout"))
@@ -256,13 +259,13 @@ static int mark_open(int fd, const char *path, int flags)
 	return fd;
 }
 
-/* FAULTINJECT_STOP: stop at the first write, fallocate or fsync on a
- * targeted descriptor. */
-static void maybe_stop(int fd)
+/* FAULTINJECT_STOP: stop at the first write, fallocate or fsync (or, with
+ * stop_reads, read) on a targeted descriptor. */
+static void maybe_stop(int fd, int is_read)
 {
 	int now;
 
-	if (!targeted(fd))
+	if (is_read != stop_reads || !targeted(fd))
 		return;
 	pthread_mutex_lock(&lock);
 	now = stop_once;
@@ -292,8 +295,7 @@ static size_t budget(int fd, size_t len, int is_read)
 static int allow(int fd, size_t len, int is_read, size_t *n)
 {
 	setup();
-	if (!is_read)
-		maybe_stop(fd);
+	maybe_stop(fd, is_read);
 	*n = budget(fd, len, is_read);
 	if (*n == 0 && len) {
 		errno = fail_errno;
@@ -419,7 +421,7 @@ static int refuse_fallocate(int fd, int mode, off64_t off, off64_t len)
 	setup();
 	if (!targeted(fd) || len <= 0)
 		return 0;
-	maybe_stop(fd);
+	maybe_stop(fd, 0);
 	if (fail_op == OP_WRITE) {
 		pthread_mutex_lock(&lock);
 		refuse = passed >= allowed || (unsigned long long)len > allowed - passed;
@@ -453,7 +455,7 @@ int fallocate64(int fd, int mode, off64_t off, off64_t len)
 int fsync(int fd)
 {
 	setup();
-	maybe_stop(fd);
+	maybe_stop(fd, 0);
 	if (fail_op == OP_FSYNC && targeted(fd)) {
 		errno = fail_errno;
 		return -1;

@@ -563,3 +563,89 @@ peak_of() {
     "$CLSORT" -c "$T/got" || fail "--memory=$mem: not sorted"
   done
 }
+
+# --- the merge of runs in temporary files: parts by key, read with pread ---------
+# --memory=64K lets a merge read at most two runs in pieces of 64 KiB: many
+# runs then take several merge passes.
+
+# passes: the merge passes -v reported, at least MIN (2).
+expect_passes() {
+  local r m
+  read -r r m <<< "$(runs_merges)"
+  [ -n "$m" ] || fail "no run report in: $(cat "$T/err")"
+  [ "$m" -ge "${1:-2}" ] || fail "$r runs in $m merge passes, expected at least ${1:-2}"
+}
+
+@test "spilled merge, several passes: every format identical to the in-core sort" {
+  gen_u32 "$T/in" 100003
+  same_as_incore "100003 u32 keys" -- -S 4K --memory=64K -- "$T/in"
+  expect_runs 90 "temporary files"
+  expect_passes
+  gen_u32 "$T/in" 100002
+  same_as_incore "50001 i64 keys, descending, unique" -k i64 -r -u -- -S 4K --memory=64K -- "$T/in"
+  expect_passes
+  gen_kv "$T/in" 60013 5
+  same_as_incore "60013 kv lines" -f kv -- -S 4K --memory=64K -- "$T/in"
+  expect_runs 50 "temporary files"
+  expect_passes
+  same_as_incore "60013 kv lines, unique keys" -f kv -u -- -S 4K --memory=64K -- "$T/in"
+  expect_passes
+  # String keys of 0-11 bytes from three letters: many equal, many prefixes of others.
+  awk 'BEGIN { srand(4); for (i = 0; i < 60013; i++) { k = ""; n = int(rand() * 12)
+    for (j = 0; j < n; j++) k = k sprintf("%c", 97 + int(rand() * 3)); printf "%s:v%d\n", k, i } }' > "$T/in"
+  same_as_incore "60013 kv lines, string keys" -f kv -k str -- -S 4K --memory=64K -- "$T/in"
+  expect_passes
+  gen_rec "$T/in" 60013 6
+  same_as_incore "60013 records" -R 8 --stable -- -S 4K --memory=64K -- "$T/in"
+  expect_passes
+  od -An -v -tu4 -w8 "$T/got" | cmp - <(od -An -v -tu4 -w8 "$T/in" | sort -k1,1n -k2,2n)
+  # 10-byte keys whose first 8 bytes often tie: the rest of the key decides.
+  perl -e 'srand(9); for (0 .. 20010) { print pack("x7 C", int(rand(4))), pack("C*", map { int(rand(256)) } 1 .. 92) }' > "$T/in"
+  same_as_incore "20011 100-byte records, tied 10-byte keys" -R 100 -k bytes:10 -- -S 256K --memory=64K -- "$T/in"
+  expect_runs 2 "temporary files"
+}
+
+@test "spilled merge: -v says the plan, -vv each pass on several threads" {
+  gen_u32 "$T/in" 2000003
+  mkdir "$T/tmp"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -vv -S 256K --memory=4M --parallel=3 -T "$T/tmp" "$T/in" > "$T/got" 2> "$T/err" ||
+    fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  grep -q "^clsort: merge plan: about [0-9]* runs in temporary files, [0-9]* at a time" "$T/err" ||
+    fail "no plan: $(cat "$T/err")"
+  line=$(grep "^clsort: merge pass: [0-9]* runs in temporary files" "$T/err" | tail -1)
+  [[ $line =~ ([0-9]+)\ parts\ in\ [0-9]+\ rounds\ on\ ([0-9]+)\ threads:\ .*read\ .*merge\ .*writing ]] ||
+    fail "no pass report: $(cat "$T/err")"
+  [ "${BASH_REMATCH[1]}" -ge 3 ] || fail "${BASH_REMATCH[1]} parts: $line"
+  [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"
+}
+
+@test "faultinject: a temporary file that cannot be read back: status 2, nothing left" {
+  gen_u32 "$T/in" 20011
+  mkdir "$T/tmp" "$T/out"
+  FAULTINJECT_TARGET=tmp FAULTINJECT_OP=read LD_PRELOAD="$FAULTINJECT" \
+    run --separate-stderr "$CLSORT" "${DEV[@]}" -S 4K --memory=64K -T "$T/tmp" -o "$T/out/sorted" "$T/in"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: cannot read back a temporary file in $T/tmp: Input/output error" ] ||
+    fail "stderr: $stderr"
+  [ -z "$(ls -A "$T/out")" ]
+  [ -z "$(ls -A "$T/tmp")" ]
+}
+
+@test "SIGTERM during the merge of spilled runs: status 143, no -o output, nothing left" {
+  gen_u32 "$T/in" 500000
+  mkdir "$T/out" "$T/tmp"
+  # Stopped at the first read of a temporary file: the first merge.
+  FAULTINJECT_STOP=read FAULTINJECT_OP=none FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" \
+    "$CLSORT" "${DEV[@]}" -S 64K --memory=1M -T "$T/tmp" -o "$T/out/sorted" "$T/in" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  kill -TERM $pid
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 143 ] || fail "status $status: $(cat "$T/err")"
+  [ -z "$(ls -A "$T/out")" ] || fail "left beside the output: $(ls -A "$T/out")"
+  [ -z "$(ls -A "$T/tmp")" ] || fail "left in the temporary directory: $(ls -A "$T/tmp")"
+}
