@@ -204,15 +204,16 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			poptFreeContext(ctx);
 			return status;
 		case OPT_CHECK:
-			if (!check_arg || !strcmp(check_arg, "diagnose-first"))
-				o.check = CLS_CHECK_REPORT;
-			else if (!strcmp(check_arg, "quiet") || !strcmp(check_arg, "silent"))
-				o.check = CLS_CHECK_QUIET;
-			else if (!given_inline(argc, argv, "--check", check_arg)) {
-				/* "--check FILE": popt took the operand for the mode. */
+			if (check_arg && !given_inline(argc, argv, "--check", check_arg)) {
+				/* "--check FILE": popt took the operand for the mode,
+				 * which only --check=MODE gives. */
 				const char *back[] = { check_arg, NULL };
 				o.check = CLS_CHECK_REPORT;
 				poptStuffArgs(ctx, back);
+			} else if (!check_arg || !strcmp(check_arg, "diagnose-first")) {
+				o.check = CLS_CHECK_REPORT;
+			} else if (!strcmp(check_arg, "quiet") || !strcmp(check_arg, "silent")) {
+				o.check = CLS_CHECK_QUIET;
 			} else {
 				status = usage_error("invalid --check argument '%s'", check_arg);
 				poptFreeContext(ctx);

@@ -261,6 +261,21 @@ long_options() {
   done
 }
 
+@test "--check WORD: the word is an input, even one named like a mode" {
+  cd "$BATS_TEST_TMPDIR"
+  printf '\x02\0\0\0\x01\0\0\0' > quiet
+  printf '\x01\0\0\0\x02\0\0\0' > sorted
+  # Standard input is sorted: a check of it would pass.
+  run --separate-stderr "$CLSORT" --check quiet < sorted
+  [ "$status" -eq 1 ] || fail "--check quiet read standard input, not the file quiet: status $status"
+  [[ "$stderr" == *"quiet"* ]] || fail "the report names no file: $stderr"
+  run --separate-stderr "$CLSORT" --check sorted quiet < sorted
+  [ "$status" -eq 1 ]
+  run -0 "$CLSORT" --check=quiet sorted
+  run -1 "$CLSORT" --check=quiet quiet
+  [ -z "$output" ]
+}
+
 @test "-d: a malformed P:D spec is a usage error" {
   usage_error -d 1:x
   [[ "$stderr" == *"invalid device '1:x'"* ]]
