@@ -65,8 +65,9 @@ int enc_validate(const struct enc_format *f, const struct in_set *in)
 	for (i = 0; i < in->count; i++) {
 		const struct in_file *file = &in->files[i];
 		if (file->size % f->rec_size) {
-			msg_err("%s: size %zu is not a multiple of the %zu-byte record size (%zu trailing bytes)",
-				file->name, file->size, f->rec_size, file->size % f->rec_size);
+			const size_t tail = file->size % f->rec_size;
+			msg_err("%s: size %zu is not a multiple of the %zu-byte record size (%zu trailing "
+				"byte%s)", file->name, file->size, f->rec_size, tail, tail == 1 ? "" : "s");
 			return CLS_E_FAIL;
 		}
 	}
@@ -458,13 +459,23 @@ int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *word
 static void kv_report(const struct enc_format *f, const char *name, uint64_t line_no,
 		      const char *line, size_t len, int why)
 {
-	char shown[48];
+	char shown[56];
 	const char *k = line;
 	size_t klen = 0, i, n = 0;
 
 	kv_field(f, line, len, &k, &klen);
-	for (i = 0; i < klen && n < 40; i++)
-		shown[n++] = (k[i] >= 0x20 && k[i] < 0x7f) ? k[i] : '?';
+	/* Bytes a terminal would not show as they are, escaped as C writes
+	 * them: a CRLF line's key reads '10\r'. */
+	for (i = 0; i < klen && n < 40; i++) {
+		const unsigned char c = (unsigned char)k[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			shown[n++] = (char)c;
+		else if (c == '\r' || c == '\t' || c == '\n' || c == '\\')
+			n += (size_t)sprintf(shown + n, "\\%c",
+					     c == '\r' ? 'r' : c == '\t' ? 't' : c == '\n' ? 'n' : '\\');
+		else
+			n += (size_t)sprintf(shown + n, "\\x%02x", c);
+	}
 	if (i < klen) {
 		memcpy(shown + n, "...", 3);
 		n += 3;

@@ -328,7 +328,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		else if (strlen(sep_arg) == 1 && sep_arg[0] != '\n')
 			o.separator = sep_arg[0];
 		else {
-			status = usage_error("the separator must be one character, not '%s'", sep_arg);
+			status = usage_error("the separator must be one byte, not '%s' (a character of "
+					     "several bytes, or several characters)", sep_arg);
 			goto fail;
 		}
 	}

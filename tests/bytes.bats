@@ -136,7 +136,7 @@ ref_cmp() {
   [ "$stderr" = "clsort: a bytes:10 key at offset 0 does not fit in 8-byte records" ]
   run --separate-stderr "$CLSORT" -k bytes:3 -o "$T/out" "$T/in"
   [ "$status" -eq 2 ]
-  [ "$stderr" = "clsort: $T/in: size 10 is not a multiple of the 3-byte record size (1 trailing bytes)" ]
+  [ "$stderr" = "clsort: $T/in: size 10 is not a multiple of the 3-byte record size (1 trailing byte)" ]
   [ ! -e "$T/out" ]
 }
 

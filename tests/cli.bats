@@ -145,11 +145,24 @@ long_options() {
   usage_error --format=KV
 }
 
-@test "-t: the separator must be one character" {
+@test "-t: the separator must be one byte" {
   usage_error -f kv -t ab
-  [[ "$stderr" == *"one character"*"'ab'"* ]]
+  [[ "$stderr" == *"one byte"*"'ab'"* ]]
+  usage_error -f kv -t '§'
+  [[ "$stderr" == *"must be one byte, not '§' (a character of several bytes"* ]]
   usage_error -f kv -t ''
   usage_error -f kv -t $'\n'
+}
+
+@test "the manual's -t example renders as it is typed, and runs" {
+  command -v man > /dev/null || skip "man is not installed"
+  run -0 env MANWIDTH=160 man -l "$TESTS_DIR/../man/clsort.1"
+  [[ "$output" != *"'\\\\t'"* ]] || fail "the manual shows '\\\\t'"
+  local example
+  example=$(grep -m1 "^ *printf '3.tc.n" <<< "$output" | sed 's/^ *//; s/clsort /"$CLSORT" /')
+  [ -n "$example" ] || fail "no -t example in the manual"
+  run -0 bash -c "$example"
+  [ "$output" = $'-1\ta\n2\tb\n3\tc' ]
 }
 
 @test "-t accepts one character and \\t" {

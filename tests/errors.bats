@@ -361,3 +361,16 @@ warm() {
   [ -z "$stderr" ]
   od -An -v -tu4 -w4 "$T/out" | cmp - <(ref_u32 "$T/small.bin")
 }
+
+@test "a bad key is shown with its control bytes escaped; one trailing byte is singular" {
+  printf '1:a\n10\r:b\n' > "$T/cr.kv"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -f kv "$T/cr.kv"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/cr.kv:2: invalid u32 key '10\\r'" ]
+  printf '7\t\001\\:x\n' > "$T/ctl.kv"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -f kv "$T/ctl.kv"
+  [ "$stderr" = "clsort: $T/ctl.kv:1: invalid u32 key '7\\t\\x01\\\\'" ]
+  printf 'abcde' > "$T/five.bin"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" "$T/five.bin"
+  [ "$stderr" = "clsort: $T/five.bin: size 5 is not a multiple of the 4-byte record size (1 trailing byte)" ]
+}
