@@ -343,9 +343,10 @@ keep:
 
 enum { KV_NOFIELD = -10 };
 
-static inline bool is_blank(unsigned char c)
+/* A blank, as sort(1) has them in the C locale: with -z a newline too. */
+static inline bool is_blank(const struct enc_format *f, unsigned char c)
 {
-	return c == ' ' || c == '\t';
+	return c == ' ' || c == '\t' || (c == '\n' && f->eol == '\0');
 }
 
 /* Field f->field of a line, as sort(1) takes -k N,N: between the
@@ -372,17 +373,17 @@ static bool kv_field(const struct enc_format *f, const char *line, size_t len, c
 	}
 	/* A field ends where a blank follows a non-blank. */
 	for (n = 1; n < f->field; n++) {
-		while (p < end && is_blank((unsigned char)*p))
+		while (p < end && is_blank(f, (unsigned char)*p))
 			p++;
-		while (p < end && !is_blank((unsigned char)*p))
+		while (p < end && !is_blank(f, (unsigned char)*p))
 			p++;
 		if (p == end)
 			return false;
 	}
 	q = p;
-	while (q < end && is_blank((unsigned char)*q))
+	while (q < end && is_blank(f, (unsigned char)*q))
 		q++;
-	while (q < end && !is_blank((unsigned char)*q))
+	while (q < end && !is_blank(f, (unsigned char)*q))
 		q++;
 	*key = p;
 	*klen = (size_t)(q - p);
@@ -399,8 +400,14 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 	uint64_t raw;
 	int rc;
 
-	if (!kv_field(f, line, len, &k, &klen))
-		return KV_NOFIELD;
+	if (!kv_field(f, line, len, &k, &klen)) {
+		/* A missing field is an empty string key, as sort has it; a
+		 * number it cannot be. */
+		if (!f->str)
+			return KV_NOFIELD;
+		k = line + len;
+		klen = 0;
+	}
 	*kp = k;
 	*kplen = klen;
 	if (f->str) {
@@ -410,7 +417,7 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 	/* As sort -n reads numbers: leading blanks (part of a field split at
 	 * blanks) and the carriage return of a CRLF line are not the key's. */
 	if (f->blank)
-		while (klen && is_blank((unsigned char)*k))
+		while (klen && is_blank(f, (unsigned char)*k))
 			k++, klen--;
 	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
 		klen--;

@@ -340,3 +340,28 @@ same_as_sort() {
   [ "$status" -eq 2 ]
   [[ ${stderr_lines[0]} == "clsort: invalid header line count 'x'" ]]
 }
+
+# --- sort's habits -------------------------------------------------------------
+
+@test "-k str: a missing field is an empty key, as in sort; a number is still required" {
+  printf '.\0./b/c\0./a\0.\0./a/b\0/\0' > "$T/paths"
+  same_as_sort "$T/paths" "-z -t / -F 2 -k str" -z -t / -k2,2
+  same_as_sort "$T/paths" "-z -t / -F 3 -k str -r" -z -t / -k3,3r
+  printf 'b,2\na\nc,1\n,\n' > "$T/csv"
+  same_as_sort "$T/csv" "-t , -F 2 -k str" -t , -k2,2
+  same_as_sort "$T/csv" "-t , -F 2 -k str -u" -t , -k2,2 -u
+  printf 'x y\nz\n w\n' > "$T/words"
+  same_as_sort "$T/words" "-t blank -F 2 -k str" -k2,2
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 2 "$T/csv"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: $T/csv:2: fewer than 2 fields" ]
+}
+
+@test "-z -t blank: a newline is a blank, as for sort -z" {
+  printf 'b\n2 x\0a 3\0c\n1\0a\t0\0d 1\n\0' > "$T/in"
+  same_as_sort "$T/in" "-z -t blank -F 2" -z -k2,2n
+  same_as_sort "$T/in" "-z -t blank -F 2 -k str" -z -k2,2
+  # Without -z a newline ends the line, never a field.
+  printf 'b 2\na 1\n' > "$T/nl"
+  same_as_sort "$T/nl" "-t blank -F 2" -k2,2n
+}
