@@ -539,3 +539,15 @@ bad_kv() {
     done
   done
 }
+
+@test "-u with float keys: keys equal as the order has them, -0 and 0 two, every NaN one" {
+  local T=$BATS_TEST_TMPDIR
+  printf '0\n-0\nnan\n1\n-nan\n0\nNaN\n-0\n' | sed 's/$/:v/' | cat -n | sed 's/^ *\([0-9]*\)\t\(.*\)/\2\1/' > "$T/f.kv"
+  for dev in "${DEV[@]}" host; do
+    [ "$dev" = -d ] && continue
+    run -0 "$CLSORT" -d "$dev" -f kv -k f64 -u "$T/f.kv"
+    [ "$output" = $'-0:v2\n0:v1\n1:v4\nnan:v3' ] || fail "-d $dev: $output"
+    run -0 "$CLSORT" -d "$dev" -f kv -k f64 -u -r "$T/f.kv"
+    [ "$output" = $'nan:v3\n1:v4\n0:v1\n-0:v2' ] || fail "-d $dev -r: $output"
+  done
+}
