@@ -29,6 +29,8 @@ struct cls_opts {
 	bool key_explicit;	/* -k given (npy: else the dtype's) */
 	const char *field_name;	/* npy: the key field of structured records */
 	enum cls_format format;
+	bool bare_default;	/* bare binary keys because nothing named a format
+				 * or a record (-f, the text options, -R) */
 	size_t record_size;	/* bin: bytes per record; 0 = the key alone */
 	size_t key_offset;	/* bin: offset of the key inside a record */
 	char separator;		/* kv */

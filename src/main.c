@@ -307,6 +307,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	/* The text options need no -f kv. */
 	if (!format_arg && (sep_arg || field_arg || zero || o.str_key || o.header))
 		o.format = CLS_FMT_KV;
+	o.bare_default = !format_arg && o.format == CLS_FMT_BIN && record_arg == LONG_MIN &&
+			 offset_arg == LONG_MIN;
 	if (field_arg && o.format == CLS_FMT_NPY) {
 		o.field_name = field_arg;
 	} else if (field_arg) {

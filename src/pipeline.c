@@ -118,6 +118,34 @@ static void cut_header(const struct enc_format *f, struct in_set *in, uint64_t n
 	}
 }
 
+/* Bytes of an input's start looked at to tell text from binary keys. */
+#define TEXT_PROBE 4096
+
+/* One warning where the first input with data looks like text lines (its
+ * first TEXT_PROBE bytes printable, a newline among them) but is sorted
+ * as binary keys because nothing named a format. */
+static void warn_if_text(const struct cls_opts *o, const struct in_set *in)
+{
+	size_t i, k, n;
+
+	if (!o->bare_default)
+		return;
+	for (i = 0; i < in->count && in->files[i].size == 0; i++)
+		;
+	if (i == in->count)
+		return;
+	n = in->files[i].size < TEXT_PROBE ? in->files[i].size : TEXT_PROBE;
+	for (k = 0; k < n; k++) {
+		const unsigned char c = in->files[i].data[k];
+		if ((c < 0x20 || c > 0x7e) && c != '\n' && c != '\t' && c != '\r')
+			return;
+	}
+	if (memchr(in->files[i].data, '\n', n))
+		msg_err("warning: %s: looks like text lines, but is sorted as binary %s keys (for "
+			"lines: -f kv with a numeric key field, e.g. -t, -F 2, or -k str)",
+			in->files[i].name, o->key->name);
+}
+
 int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 {
 	double t0 = now_sec();
@@ -129,6 +157,7 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
 		return CLS_E_FAIL;
 	ci->opened = true;
+	warn_if_text(o, &ci->in);
 	rc = o->format == CLS_FMT_NPY ? npy_setup(&ci->in, o, &ci->npy, &ci->f) : 0;
 	if (rc == 0)
 		rc = enc_validate(&ci->f, &ci->in);

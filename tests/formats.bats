@@ -551,3 +551,20 @@ bad_kv() {
     [ "$output" = $'nan:v3\n1:v4\n0:v1\n-0:v2' ] || fail "-d $dev -r: $output"
   done
 }
+
+@test "text under the binary default: one warning naming -f kv and -k str, the sort unchanged" {
+  local T=$BATS_TEST_TMPDIR
+  printf '30:cc\n10:aa\n20:bb\n40:dd\n' > "$T/lines"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" "$T/lines" -o "$T/got"
+  [ "$status" -eq 0 ]
+  [ "$stderr" = "clsort: warning: $T/lines: looks like text lines, but is sorted as binary u32 keys (for lines: -f kv with a numeric key field, e.g. -t, -F 2, or -k str)" ]
+  "$REFSORT" sort < "$T/lines" | cmp - "$T/got"
+  # Named formats and records, binary data and empty inputs: no warning.
+  for opts in "-f bin" "-R 4" "-f kv"; do
+    run --separate-stderr "$CLSORT" "${DEV[@]}" $opts "$T/lines"
+    [ "$status" -eq 0 ] && [ -z "$stderr" ] || fail "$opts: status $status, '$stderr'"
+  done
+  "$REFSORT" gen u32 3000 1 > "$T/keys"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" /dev/null "$T/keys" -o /dev/null
+  [ "$status" -eq 0 ] && [ -z "$stderr" ]
+}
