@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +194,7 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
 
 	b->nslices = 0;
 	b->n = 0;
-	b->skipped = 0;
+	b->skipped = b->skipped_fields = 0;
 	while (b->n < cap && p->file < p->in->count) {
 		const struct in_file *file = &p->in->files[p->file];
 		size_t left = file->size - p->off, len, records;
@@ -462,11 +463,15 @@ int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *word
 	return str_refine(words, count, f->mask, batch_key, &ctx, f->threads);
 }
 
-/* One-line message for a bad line, the key shown printable and short. */
+/* Bad lines --skip-bad names with -v, at the most. */
+#define SKIPPED_NAMED 5
+
+/* One-line message for a bad line, the key shown printable and short: an
+ * error, or (skipped) a -v note that --skip-bad dropped it. */
 static void kv_report(const struct enc_format *f, const char *name, uint64_t line_no,
-		      const char *line, size_t len, int why)
+		      const char *line, size_t len, int why, bool skipped)
 {
-	char shown[56];
+	char shown[56], what[160];
 	const char *k = line;
 	size_t klen = 0, i, n = 0;
 
@@ -489,15 +494,17 @@ static void kv_report(const struct enc_format *f, const char *name, uint64_t lin
 	}
 	shown[n] = '\0';
 	if (why == KV_NOFIELD)
-		msg_err("%s:%llu: fewer than %u fields", name, (unsigned long long)line_no, f->field);
+		snprintf(what, sizeof what, "fewer than %u fields", f->field);
 	else if (why == KEY_RANGE)
-		msg_err("%s:%llu: key '%s' out of range for %s", name, (unsigned long long)line_no,
-			shown, f->kt->name);
+		snprintf(what, sizeof what, "key '%s' out of range for %s", shown, f->kt->name);
 	else if (klen == 0)
-		msg_err("%s:%llu: empty key", name, (unsigned long long)line_no);
+		snprintf(what, sizeof what, "empty key");
 	else
-		msg_err("%s:%llu: invalid %s key '%s'", name, (unsigned long long)line_no,
-			f->kt->name, shown);
+		snprintf(what, sizeof what, "invalid %s key '%s'", f->kt->name, shown);
+	if (skipped)
+		msg_info(1, "%s:%llu: skipped: %s", name, (unsigned long long)line_no, what);
+	else
+		msg_err("%s:%llu: %s", name, (unsigned long long)line_no, what);
 }
 
 /* A share of one slice, cut at line boundaries, parsed by one thread. */
@@ -510,10 +517,14 @@ struct kv_job {
 	size_t lines;		/* lines in [start, end) */
 	size_t good;		/* lines kept */
 	size_t bad;
+	size_t bad_fields;	/* of them, lines with fewer fields than the key's */
 	size_t bad_first;	/* line index in the job of the first bad line */
 	int bad_why;
 	struct enc_batch *b;
 };
+
+/* Skipped lines named so far (-v). */
+static atomic_uint skipped_named;
 
 static void kv_count_job(void *arg)
 {
@@ -551,6 +562,11 @@ static void kv_parse_job(void *arg)
 			}
 			if (!f->skip_bad)
 				break;
+			j->bad_fields += rc == KV_NOFIELD;
+			if (util_verbose >= 1 && atomic_fetch_add(&skipped_named, 1) < SKIPPED_NAMED)
+				kv_report(f, j->slice->file->name,
+					  j->slice->file->first_line + j->line0 + i + 1, p, len, rc,
+					  true);
 		}
 		p = nl ? nl + 1 : j->end;
 	}
@@ -646,7 +662,7 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			nl = memchr(p, f->eol, (size_t)(j->end - p));
 			kv_report(f, j->slice->file->name,
 				  j->slice->file->first_line + j->line0 + j->bad_first + 1, p,
-				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why);
+				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why, false);
 			free(jobs);
 			return CLS_E_FAIL;
 		}
@@ -667,6 +683,7 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 		}
 		pos += j->good;
 		b->skipped += j->bad;
+		b->skipped_fields += j->bad_fields;
 	}
 	b->n = pos;
 	free(jobs);
@@ -806,7 +823,7 @@ int enc_cursor_next(struct enc_cursor *c)
 			return 1;
 		}
 		if (!f->skip_bad) {
-			kv_report(f, c->name, c->no, (const char *)c->rec, c->len, rc);
+			kv_report(f, c->name, c->no, (const char *)c->rec, c->len, rc, false);
 			return CLS_E_FAIL;
 		}
 	}

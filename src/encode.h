@@ -65,7 +65,8 @@ struct enc_batch {
 	size_t n;		/* records */
 	void *words;		/* cap words, where the whole run is encoded at once */
 	struct kv_line *lines;	/* kv: cap lines */
-	uint64_t skipped;	/* kv --skip-bad: lines dropped */
+	uint64_t skipped;	/* kv --skip-bad: lines dropped... */
+	uint64_t skipped_fields;	/* ...of them for fewer fields than the key's */
 	/* bin: where the run's n words come from when they are not the
 	 * slices' records in order (a key range's records, taken from
 	 * slices that hold the whole input): fills words [first,

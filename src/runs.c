@@ -36,9 +36,25 @@ struct sorter {
 
 /* What the sorts of one input (or of every range of it) add up to. */
 struct tally {
-	uint64_t records, skipped;
+	uint64_t records, skipped, skipped_fields;
 	size_t runs;
 };
+
+/* --skip-bad: how many lines were dropped, by cause. */
+static void report_skipped(const struct cls_opts *o, const struct tally *t)
+{
+	const uint64_t fields = t->skipped_fields, keys = t->skipped - fields;
+	char a[96] = "", b[96] = "";
+
+	if (keys)
+		snprintf(a, sizeof a, "%llu with a bad key", (unsigned long long)keys);
+	if (fields)
+		snprintf(b, sizeof b, "%llu with fewer than %u fields", (unsigned long long)fields,
+			 o->field);
+	msg_err("skipped %llu line%s: %s%s%s%s", (unsigned long long)t->skipped,
+		t->skipped == 1 ? "" : "s", a, keys && fields ? ", " : "", b,
+		util_verbose ? "" : " (-v names the first few)");
+}
 
 /* Auto's choice between the host engine and the auto OpenCL device. */
 struct choice {
@@ -306,6 +322,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			rc = srt_run(s->eng, s->f, b, out, warm, &s->t);
 			t->records += b->n;
 			t->skipped += b->skipped;
+			t->skipped_fields += b->skipped_fields;
 			return rc;
 		} else {
 			struct out_writer w;
@@ -322,6 +339,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			records += b->n;
 			t->records += b->n;
 			t->skipped += b->skipped;
+			t->skipped_fields += b->skipped_fields;
 			if (rc) {
 				spl_discard(&w, &r);
 				return rc;
@@ -405,7 +423,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	struct eng_config ec;
 	struct enc_planner pl;
 	struct enc_batch b;
-	struct tally t = { 0, 0, 0 };
+	struct tally t = { 0, 0, 0, 0 };
 	uint64_t total, want;
 	bool ranges;
 	int rc = CLS_E_FAIL;
@@ -491,8 +509,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	if (rc)
 		goto out;
 	if (t.skipped)
-		msg_err("skipped %llu line%s with a bad key", (unsigned long long)t.skipped,
-			t.skipped == 1 ? "" : "s");
+		report_skipped(o, &t);
 	report(&s, t.runs, t.records);
 out:
 	srt_warm_done(&warm);

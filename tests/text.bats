@@ -112,8 +112,26 @@ same_as_sort() {
   { gen_text 2000 5 ,; printf '1,2\n\n'; gen_text 2000 6 ,; } > "$T/in"
   run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 3 --skip-bad -o "$T/got" "$T/in"
   assert_success
-  [ "$stderr" = "clsort: skipped 2 lines with a bad key" ]
+  [ "$stderr" = "clsort: skipped 2 lines: 2 with fewer than 3 fields (-v names the first few)" ]
   grep '^[^,]*,[^,]*,' "$T/in" | sort -s -t , -k3,3n | cmp - "$T/got"
+}
+
+@test "--skip-bad counts by cause, and -v names the first few lines" {
+  { printf '1,2,3
+2,x,1
+bad
+3,3,2
+4,,x
+'; for i in 1 2 3 4 5 6; do echo "y,z"; done; } > "$T/in"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -t , -F 3 --skip-bad -o "$T/got" "$T/in"
+  assert_success
+  [ "$stderr" = "clsort: skipped 8 lines: 1 with a bad key, 7 with fewer than 3 fields (-v names the first few)" ]
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -v -t , -F 3 --skip-bad -o "$T/got" "$T/in"
+  assert_success
+  grep -q "^clsort: $T/in:3: skipped: fewer than 3 fields$" <<< "$stderr" || fail "line 3 not named: $stderr"
+  grep -q "^clsort: $T/in:5: skipped: invalid u32 key 'x'$" <<< "$stderr" || fail "line 5 not named: $stderr"
+  [ "$(grep -c ': skipped: ' <<< "$stderr")" -eq 5 ] || fail "not five named: $stderr"
+  grep -q "^clsort: skipped 8 lines: 1 with a bad key, 7 with fewer than 3 fields$" <<< "$stderr"
 }
 
 @test "-F: bad field numbers are usage errors" {
