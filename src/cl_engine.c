@@ -1,11 +1,12 @@
 #include "config.h"
 #include "cl_engine.h"
 
-#include <pthread.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_build.h"
 #include "device.h"
 #include "util.h"
 
@@ -36,6 +37,11 @@ struct cle {
 	struct engine base;		/* first: a struct engine * is a struct cle * */
 	struct eng_config c;
 	struct dev_ctx devc;
+	bool started;			/* cle_start ran... */
+	int start_rc;			/* ...and returned this */
+	struct clb_job job;		/* the build cle_start started... */
+	bool building;			/* ...not yet joined by cle_ready... */
+	int ready_rc;			/* ...which returned this */
 	bool dev_opened;
 	int open_slot;			/* its place among the engines open */
 	struct dev_ctx *dev;		/* &devc */
@@ -44,7 +50,9 @@ struct cle {
 	size_t wsize;
 	size_t wg, ept, tile;
 	unsigned fuse;			/* substages fused per global pass */
-	cl_program prog;
+	char options[512];		/* every program's, before the kernels' own */
+	cl_program prog;		/* the sort's kernels */
+	cl_program pieces_prog;		/* merge_pieces, once a merge needs it */
 	cl_kernel tile_sort, tail;
 	cl_kernel pair, pair_flip;	/* two tails after the substage of distance TILE */
 	cl_kernel half[MAX_FUSE + 1], flip[MAX_FUSE + 1];
@@ -142,77 +150,143 @@ static void choose_shape(struct cle *e)
 		e->fuse = max_fuse(e);
 }
 
-static cl_kernel make_kernel(struct cle *e, const char *name)
-{
-	cl_int err;
-	cl_kernel k = clCreateKernel(e->prog, name, &err);
-	if (!k)
-		msg_err("cannot create kernel %s: %s", name, dev_strerror(err));
-	return k;
-}
-
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
 
-/* The engines open on each device.  PoCL 3.1 keeps the kernels it has
- * loaded in one cache for the whole process, found by the program's build,
- * and fails an assertion when two contexts on one device (a device listed
- * twice) run the same kernel at once; so each engine opened on a device
- * that already has one builds its program with its own -DINSTANCE: the
- * lowest number that no engine open on the device has. */
-#define MAX_OPEN 64
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	cl_device_id id;	/* NULL: a free slot */
-	unsigned instance;
-} open_on[MAX_OPEN];
-
-/* A slot for an engine on device id, and its instance; -1 when every slot
- * is taken (the instance still differs from those of the slots). */
-static int instance_open(cl_device_id id, unsigned *instance)
+/* The kernels a sort runs, by the engine's shape: the program's options
+ * (beside e->options) and names into j. */
+static void sort_kernels(const struct cle *e, struct clb_job *j)
 {
-	bool taken[MAX_OPEN + 1] = { false };
-	int i, slot = -1;
-	unsigned k = 0;
+	static const char *const half[] = { "half_1", "half_2", "half_3", "half_4", "half_5", "half_6" };
+	static const char *const flip[] = { "flip_1", "flip_2", "flip_3", "flip_4", "flip_5", "flip_6" };
+	const bool merge_tile = e->c.local == CLS_LOCAL_MERGE;
+	unsigned i;
 
-	pthread_mutex_lock(&open_lock);
-	for (i = 0; i < MAX_OPEN; i++) {
-		if (open_on[i].id == id)
-			taken[open_on[i].instance] = true;
-		else if (!open_on[i].id && slot < 0)
-			slot = i;
+	snprintf(j->options, sizeof j->options, "%s -D%s -D%s -DFUSE=%u", e->options,
+		 merge_tile ? "TILE_MERGE" : "TILE_BITONIC",
+		 e->global_merge ? "GLOBAL_MERGE" : "GLOBAL_BITONIC", e->fuse);
+	j->n = 0;
+	j->names[j->n++] = merge_tile ? "tile_sort_merge" : "tile_sort_bitonic";
+	if (e->global_merge) {
+		j->names[j->n++] = "merge_pass";
+		return;
 	}
-	while (taken[k])
-		k++;
-	if (slot >= 0) {
-		open_on[slot].id = id;
-		open_on[slot].instance = k;
+	j->names[j->n++] = "tile_merge_tail";
+	j->names[j->n++] = "tile_pair_tail";
+	j->names[j->n++] = "tile_pair_flip_tail";
+	for (i = 0; i < e->fuse; i++) {
+		j->names[j->n++] = half[i];
+		j->names[j->n++] = flip[i];
 	}
-	pthread_mutex_unlock(&open_lock);
-	*instance = k;
-	return slot;
 }
 
-static void instance_close(int slot)
+/* The device opened and the build of the sort's program started: on the
+ * first call that has words to sort, so that an input with none never
+ * touches OpenCL.  Once: a failure is kept for every later call.  0 or
+ * CLS_E_FAIL after a message. */
+static int cle_start(struct cle *e)
 {
-	if (slot < 0)
-		return;
-	pthread_mutex_lock(&open_lock);
-	open_on[slot].id = NULL;
-	pthread_mutex_unlock(&open_lock);
+	struct dev_ctx *d = e->dev;
+	const char *extra = getenv("CLSORT_CL_OPTIONS");
+	char instance_opt[32] = "";
+	unsigned instance;
+	cl_int err;
+
+	if (e->started)
+		return e->start_rc;
+	e->started = true;
+	e->start_rc = CLS_E_FAIL;
+	if (dev_open(d, e->c.device, e->c.profiling))
+		return CLS_E_FAIL;
+	e->dev_opened = true;
+	e->open_slot = clb_instance_open(d->device, &instance);
+	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
+	choose_shape(e);
+	e->xfer = clCreateCommandQueue(d->context, d->device,
+				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+	if (!e->xfer)
+		return dev_fail("cannot create an OpenCL command queue", err);
+	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
+	 * they chose not to unroll, straight to our stderr; errors still fail
+	 * the build with its log. */
+	if (instance)
+		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
+	snprintf(e->options, sizeof e->options,
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
+		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
+		 instance_opt, extra ? extra : "");
+	if (e->global_merge)
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global merge-path passes of %zu words per work-item", e->wsize * 8, e->tile,
+			 e->wg, e->ept, e->c.local == CLS_LOCAL_MERGE ? "merge" : "bitonic",
+			 e->merge_items);
+	else
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global bitonic passes of %u substages", e->wsize * 8, e->tile, e->wg, e->ept,
+			 e->c.local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->fuse);
+	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
+		 (unsigned long long)(d->local_mem >> 10));
+	e->job.d = d;
+	sort_kernels(e, &e->job);
+	clb_start(&e->job);
+	e->building = true;
+	e->start_rc = 0;
+	return 0;
+}
+
+/* The sort's kernels, once their build (cle_start) has ended: it is
+ * waited for here, and the wait counted in t_wait.  0 or CLS_E_FAIL after
+ * a message. */
+static int cle_ready(struct cle *e)
+{
+	const double t0 = now_sec();
+	size_t i = 0;
+
+	if (!e->building)
+		return e->ready_rc;
+	e->building = false;
+	e->ready_rc = clb_join(&e->job);
+	e->base.t_wait += now_sec() - t0;
+	if (e->ready_rc)
+		return e->ready_rc;
+	e->prog = e->job.prog;
+	e->base.t_once = e->dev->t_build;
+	e->tile_sort = e->job.kernels[i++];
+	if (e->global_merge) {
+		e->merge = e->job.kernels[i++];
+	} else {
+		unsigned f;
+		e->tail = e->job.kernels[i++];
+		e->pair = e->job.kernels[i++];
+		e->pair_flip = e->job.kernels[i++];
+		for (f = 1; f <= e->fuse; f++) {
+			e->half[f] = e->job.kernels[i++];
+			e->flip[f] = e->job.kernels[i++];
+		}
+	}
+	assert(i == e->job.n);
+	return 0;
+}
+
+/* The merge of sorted pieces, a program of its own: built on the first
+ * merge.  0 or CLS_E_FAIL after a message. */
+static int build_pieces(struct cle *e)
+{
+	static const char *const names[] = { "merge_pieces" };
+	char options[640];
+
+	if (e->merge_pieces)
+		return 0;
+	snprintf(options, sizeof options, "%s -DPIECES", e->options);
+	if (clb_build(e->dev, options, names, 1, &e->pieces_prog, &e->merge_pieces))
+		return CLS_E_FAIL;
+	e->base.t_once = e->dev->t_build;
+	return 0;
 }
 
 int cle_open(struct engine **out, const struct eng_config *c)
 {
 	struct cle *e = calloc(1, sizeof *e);
-	const enum word_kind kind = c->kind;
-	const enum cls_local local = c->local;
-	struct dev_ctx *d;
-	char options[512], name[16], instance_opt[32] = "";
-	unsigned instance;
-	const char *extra = getenv("CLSORT_CL_OPTIONS");
-	cl_int err;
-	int i;
 
 	if (!e) {
 		msg_err("out of memory");
@@ -221,65 +295,14 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	e->base.ops = &cle_ops;
 	e->c = *c;
 	e->base.memory = c->memory;
-	e->dev = d = &e->devc;
-	if (dev_open(d, c->device, c->profiling))
-		goto fail;
-	e->dev_opened = true;
-	e->open_slot = instance_open(d->device, &instance);
-	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
-	e->kind = kind;
-	e->wsize = word_size(kind);
-	choose_shape(e);
-	e->xfer = clCreateCommandQueue(d->context, d->device,
-				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-	if (!e->xfer) {
-		dev_fail("cannot create an OpenCL command queue", err);
-		goto fail;
-	}
-	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
-	 * they chose not to unroll, straight to our stderr; errors still fail
-	 * the build with its log. */
-	if (instance)
-		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
-	snprintf(options, sizeof options,
-		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
-		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
-		 instance_opt, extra ? extra : "");
-	if (dev_build(d, options, &e->prog))
-		goto fail;
-	e->base.t_once = d->t_build;
-	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");
-	e->tail = make_kernel(e, "tile_merge_tail");
-	e->pair = make_kernel(e, "tile_pair_tail");
-	e->pair_flip = make_kernel(e, "tile_pair_flip_tail");
-	e->merge = make_kernel(e, "merge_pass");
-	e->merge_pieces = make_kernel(e, "merge_pieces");
-	if (!e->tile_sort || !e->tail || !e->pair || !e->pair_flip || !e->merge ||
-	    !e->merge_pieces)
-		goto fail;
-	for (i = 1; i <= (int)max_fuse(e); i++) {
-		snprintf(name, sizeof name, "half_%d", i);
-		if (!(e->half[i] = make_kernel(e, name)))
-			goto fail;
-		snprintf(name, sizeof name, "flip_%d", i);
-		if (!(e->flip[i] = make_kernel(e, name)))
-			goto fail;
-	}
-	if (e->global_merge)
-		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
-			 "global merge-path passes of %zu words per work-item", e->wsize * 8, e->tile,
-			 e->wg, e->ept, local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->merge_items);
-	else
-		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
-			 "global bitonic passes of %u substages", e->wsize * 8, e->tile, e->wg, e->ept,
-			 local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->fuse);
-	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
-		 (unsigned long long)(d->local_mem >> 10));
+	e->dev = &e->devc;
+	e->open_slot = -1;
+	e->kind = c->kind;
+	e->wsize = word_size(c->kind);
+	/* Named by its spec until it starts. */
+	snprintf(e->base.name, sizeof e->base.name, "OpenCL device %s", c->device);
 	*out = &e->base;
 	return 0;
-fail:
-	cle_close(&e->base);
-	return CLS_E_FAIL;
 }
 
 static void release_stages(struct cle *e)
@@ -338,6 +361,9 @@ static void cle_close(struct engine *base)
 {
 	struct cle *e = (struct cle *)base;
 	int i;
+
+	/* A build not waited for yet: its kernels are released below. */
+	cle_ready(e);
 	release_stages(e);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
@@ -363,12 +389,14 @@ static void cle_close(struct engine *base)
 		clReleaseMemObject(e->buf2);
 	if (e->prog)
 		clReleaseProgram(e->prog);
+	if (e->pieces_prog)
+		clReleaseProgram(e->pieces_prog);
 	if (e->xfer)
 		clReleaseCommandQueue(e->xfer);
 	free(e->prof);
 	free(e->prof_kernel);
 	if (e->dev_opened) {
-		instance_close(e->open_slot);
+		clb_instance_close(e->open_slot);
 		dev_close(&e->devc);
 	}
 	free(e);
@@ -713,8 +741,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		    void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	const size_t tiles = (n + e->tile - 1) / e->tile;
-	size_t chunk_tiles, chunks, c;
+	size_t tiles, chunk_tiles, chunks, c, tiled;
 	unsigned log_n, log_b;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL;
 	cl_int err = CL_SUCCESS;
@@ -724,6 +751,9 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 
 	if (n == 0)
 		return 0;
+	if (cle_start(e))
+		return CLS_E_FAIL;
+	tiles = (n + e->tile - 1) / e->tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
 		return CLS_E_FAIL;
@@ -745,17 +775,24 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		log_n++;
 
 	/* Upload chunk by chunk, each produced into a free staging buffer;
-	 * each chunk's tiles are sorted once it lands. */
+	 * each chunk's tiles are sorted once it lands and the kernels are
+	 * built: until they are, the chunks go on coming up. */
 	what = "upload to the device";
-	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-		err = upload_chunk(e, c, k, up, produce, ctx, &cb);
+	for (c = 0, tiled = 0; c < chunks && err == CL_SUCCESS; c++) {
+		err = upload_chunk(e, c, chunk_of(e, c, chunk_tiles, n), up, produce, ctx, &cb);
 		if (cb) {
 			rc = cb;
 			goto out;
 		}
-		if (err == CL_SUCCESS)
-			err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[c], &sorted[c]);
+		if (err == CL_SUCCESS && (!e->building || clb_done(&e->job) || c + 1 == chunks)) {
+			if (cle_ready(e))
+				goto out;
+			for (; tiled <= c && err == CL_SUCCESS; tiled++) {
+				const struct chunk k = chunk_of(e, tiled, chunk_tiles, n);
+				err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[tiled],
+						   &sorted[tiled]);
+			}
+		}
 		/* Start the copy now, not at the next wait. */
 		clFlush(e->xfer);
 		clFlush(e->dev->queue);
@@ -852,6 +889,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 
 	if (n == 0)
 		return 0;
+	if (cle_start(e))
+		return CLS_E_FAIL;
 	if (k > 1 && 2 * n > e->buf_words)
 		return cle_sort(base, n, produce, consume, ctx);
 	/* Chunks of the staging buffers as the first sort made them, or as
@@ -869,6 +908,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 	}
 	if (k < 2)
 		return 0;
+	if (cle_ready(e) || build_pieces(e))
+		return CLS_E_FAIL;
 	b64 = malloc((k + 1) * sizeof *b64);
 	up = calloc(chunks, sizeof *up);
 	down = calloc(chunks, sizeof *down);
@@ -970,6 +1011,14 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 	double t0 = now_sec();
 	int rc;
 
+	/* Runs that small need nothing of the device: an empty input never
+	 * starts it, and a sort of a few words starts it when it sorts. */
+	if (want <= MIN_RUN) {
+		*cap = want;
+		return 0;
+	}
+	if (cle_start(e))
+		return CLS_E_FAIL;
 	if (e->c.buffer_percent > 0)
 		most = (uint64_t)((double)d->global_mem * e->c.buffer_percent / 100.0);
 	if (most == 0)
