@@ -135,3 +135,16 @@ built: merge_pieces" ] || fail "$(cat "$T/err")"
   "$CLSORT" -d host -k u32 "$T/in" | cmp - "$T/out"
   [ "$(ls "$XDG_CACHE_HOME"/clsort/*.bin | wc -l)" -eq 3 ]
 }
+
+@test "a build that fails while the words come up: status 2, its log, no output" {
+  head -c 400000 /dev/urandom > "$T/in"
+  for f in "-k u32" "-R 8 -k u32"; do
+    # shellcheck disable=SC2086
+    CLSORT_CL_OPTIONS=-DWORD_BITS=7 run --separate-stderr "$CLSORT" "${DEV[@]}" $f -o "$T/out" "$T/in"
+    [ "$status" -eq 2 ] || fail "$f: status $status"
+    [[ "$stderr" == *"WORD_BITS must be 32, 64 or 128"* ]] || fail "$f: no build log: $stderr"
+    [[ "${stderr_lines[-1]}" == "clsort: building the kernels for "*" failed (CL_BUILD_PROGRAM_FAILURE)"* ]] ||
+      fail "$f: $stderr"
+    [ ! -e "$T/out" ]
+  done
+}
