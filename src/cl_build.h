@@ -1,5 +1,7 @@
-/* The OpenCL engine's programs: each holds only the kernels its sorts run,
- * built (or loaded from the binary cache) when a sort first needs them. */
+/* The OpenCL engine's sort shape and programs: the tile and global passes
+ * chosen for the device, and programs that each hold only the kernels
+ * those sorts run, built (or loaded from the binary cache) when a sort
+ * first needs them. */
 #ifndef CLSORT_CL_BUILD_H
 #define CLSORT_CL_BUILD_H
 
@@ -12,6 +14,31 @@
 
 /* Most kernels one program holds. */
 #define CLB_MAX_KERNELS 16
+/* Most substages one global pass fuses in registers (2^K words per
+ * work-item); kernels exist for 1..CLB_MAX_FUSE. */
+#define CLB_MAX_FUSE 6
+
+/* The shape of an engine's sorts, which its programs are built for. */
+struct clb_shape {
+	size_t wsize;		/* bytes per sort word */
+	size_t wg, ept, tile;	/* a tile: work-group size x words per work-item */
+	unsigned fuse;		/* substages fused per global bitonic pass */
+	bool merge_tile;	/* the tile kernel: rank-merge, else bitonic */
+	/* Global phase by merge-path passes, out of place through a second
+	 * buffer, instead of bitonic passes: the better choice on CPU
+	 * devices. */
+	bool global_merge;
+	size_t merge_items, merge_wg;
+};
+
+/* The shape of sorts of wsize-byte words on d: tiles within the device's
+ * work-group and local-memory limits, and how many substages a global
+ * pass fuses.  CLSORT_WG, CLSORT_EPT, CLSORT_FUSE, CLSORT_GLOBAL and
+ * CLSORT_MERGE_ITEMS override, for measurement. */
+void clb_choose_shape(const struct dev_ctx *d, size_t wsize, bool merge_tile, struct clb_shape *s);
+
+/* floor(log2(v)), v > 0. */
+unsigned clb_log2(size_t v);
 
 /* Take a slot for an engine about to build programs on device id, and the
  * -DINSTANCE its programs' options carry (0: none).  -1 when every slot is
@@ -41,6 +68,10 @@ struct clb_job {
 	cl_kernel kernels[CLB_MAX_KERNELS];
 	int rc;
 };
+
+/* The program a sort of shape s runs, into j: its options (base, then
+ * those choosing its kernels) and its kernels' names. */
+void clb_sort_program(const struct clb_shape *s, const char *base, struct clb_job *j);
 
 /* Start building j's program (j->d, options, names and n set) on a
  * thread, or build it at once where no thread starts. */
