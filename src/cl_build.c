@@ -217,5 +217,6 @@ int clb_join(struct clb_job *j)
 	if (j->running)
 		pthread_join(j->tid, NULL);
 	j->running = false;
+	pthread_mutex_destroy(&j->lock);
 	return j->rc;
 }

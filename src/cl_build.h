@@ -78,7 +78,8 @@ void clb_sort_program(const struct clb_shape *s, const char *base, struct clb_jo
 void clb_start(struct clb_job *j);
 /* Whether j's build has ended: clb_join would not wait. */
 bool clb_done(struct clb_job *j);
-/* Wait for j's build: clb_build's return, j->prog and j->kernels set. */
+/* Wait for j's build, once: clb_build's return, j->prog and j->kernels
+ * set. */
 int clb_join(struct clb_job *j);
 
 #endif
