@@ -105,6 +105,7 @@ inline void half_steps(word_t *r, __local word_t *tile, bool *flip, uint *lo, in
 	}
 }
 
+#ifdef TILE_BITONIC
 /* Sort each tile of TILE words, from tile number first_tile on: the first
  * LOG_EPT stages in registers, the others through layouts. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -133,7 +134,9 @@ void tile_sort_bitonic(__global word_t *buf, const ulong n, const ulong first_ti
 	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
 }
+#endif
 
+#ifdef GLOBAL_BITONIC
 /* A tile into registers in layout LOG_WG, straight from global memory
  * (coalesced: the work-items' own bits are the low ones); with rev, the
  * tile's words in reverse order (each work-item gets the mirror images of
@@ -330,19 +333,27 @@ inline void flip_pass(__global word_t *buf, const ulong n, const uint log_b, con
 	}
 }
 
+/* The passes of up to FUSE substages the host runs (-DFUSE). */
 __kernel void half_1(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 1); }
-__kernel void half_2(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 2); }
-__kernel void half_3(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 3); }
-__kernel void half_4(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 4); }
 __kernel void flip_1(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 1); }
+#if FUSE >= 2
+__kernel void half_2(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 2); }
 __kernel void flip_2(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 2); }
+#endif
+#if FUSE >= 3
+__kernel void half_3(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 3); }
 __kernel void flip_3(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 3); }
+#endif
+#if FUSE >= 4
+__kernel void half_4(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 4); }
 __kernel void flip_4(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 4); }
-#if FUSE_MAX >= 5
+#endif
+#if FUSE >= 5 && FUSE_MAX >= 5
 __kernel void half_5(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 5); }
 __kernel void flip_5(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 5); }
 #endif
-#if FUSE_MAX >= 6
+#if FUSE >= 6 && FUSE_MAX >= 6
 __kernel void half_6(__global word_t *buf, const ulong n, const uint log_s) { half_pass(buf, n, log_s, 6); }
 __kernel void flip_6(__global word_t *buf, const ulong n, const uint log_b) { flip_pass(buf, n, log_b, 6); }
+#endif
 #endif

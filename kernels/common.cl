@@ -7,6 +7,13 @@
  *   EPT        words each work-item keeps in registers (a power of two),
  *   LOG_WG, LOG_EPT  their base-2 logarithms,
  * and a tile of TILE = WG * EPT words is what one work-group sorts.
+ * A program holds only the kernels its sorts run, so that a build compiles
+ * no more than it must (the kernels' code is most of a build's time):
+ *   TILE_BITONIC or TILE_MERGE    the tile sort,
+ *   GLOBAL_BITONIC (with FUSE, the most substages a pass fuses) or
+ *   GLOBAL_MERGE                  the passes that join tiles,
+ *   PIECES                        the merge of sorted pieces (a program of
+ *                                 its own, built when runs are merged).
  *
  * Every network here sorts ascending.  A block of size B is merged by the
  * "flip" step (i against B-1-i) followed by half-cleaners (i against i+d),

@@ -22,6 +22,7 @@ inline uint rank_in(__local const word_t *tile, uint sib, uint w, word_t x, bool
 	return lo;
 }
 
+#ifdef TILE_MERGE
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void tile_sort_merge(__global word_t *buf, const ulong n, const ulong first_tile)
 {
@@ -58,6 +59,7 @@ void tile_sort_merge(__global word_t *buf, const ulong n, const ulong first_tile
 	barrier(CLK_LOCAL_MEM_FENCE);
 	tile_store(buf, n, base, tile);
 }
+#endif
 
 /* Outputs [o, oend) of the merge of the sorted runs src[bs..b0) and
  * src[b0..b1) into dst, at the same places: by binary search, how many of
@@ -105,6 +107,7 @@ inline void merge_span(__global const word_t *src, __global word_t *dst, const u
  * consecutive outputs (of one pair or of several).  This is the
  * O(n log n) finish for devices where the bitonic passes' extra log n
  * factor costs more than their regular access saves (CPUs). */
+#ifdef GLOBAL_MERGE
 __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const ulong n,
 			 const ulong w)
 {
@@ -119,7 +122,9 @@ __kernel void merge_pass(__global const word_t *src, __global word_t *dst, const
 		o = oend;
 	}
 }
+#endif
 
+#ifdef PIECES
 /* Merge pass over sorted pieces of any lengths, out of place within buf:
  * the k pieces lie at buf[from + bounds[i] .. from + bounds[i+1]), and
  * pass step (1, 2, 4, ...) merges the pieces made by the pass before it
@@ -160,3 +165,4 @@ __kernel void merge_pieces(__global word_t *buf, const ulong from, const ulong t
 		o = oend;
 	}
 }
+#endif

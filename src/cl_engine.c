@@ -1,20 +1,18 @@
 #include "config.h"
 #include "cl_engine.h"
 
-#include <pthread.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_build.h"
 #include "device.h"
 #include "util.h"
 
-/* Most substages one global pass fuses in registers (2^K words per
- * work-item); kernels exist for 1..MAX_FUSE. */
-#define MAX_FUSE 6
 /* Kernels of an engine: tile sort, tail, pair tails, merge, merge of
  * pieces, flip and half. */
-#define NKERNELS (2 * MAX_FUSE + 6)
+#define NKERNELS (2 * CLB_MAX_FUSE + 6)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */
@@ -36,24 +34,24 @@ struct cle {
 	struct engine base;		/* first: a struct engine * is a struct cle * */
 	struct eng_config c;
 	struct dev_ctx devc;
+	bool started;			/* cle_start ran... */
+	int start_rc;			/* ...and returned this */
+	struct clb_job job;		/* the build cle_start started... */
+	bool building;			/* ...not yet joined by cle_ready... */
+	int ready_rc;			/* ...which returned this */
 	bool dev_opened;
 	int open_slot;			/* its place among the engines open */
 	struct dev_ctx *dev;		/* &devc */
 	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
-	enum word_kind kind;
-	size_t wsize;
-	size_t wg, ept, tile;
-	unsigned fuse;			/* substages fused per global pass */
-	cl_program prog;
+	struct clb_shape sh;		/* of its sorts, once started */
+	char options[512];		/* every program's, before the kernels' own */
+	cl_program prog;		/* the sort's kernels */
+	cl_program pieces_prog;		/* merge_pieces, once a merge needs it */
 	cl_kernel tile_sort, tail;
 	cl_kernel pair, pair_flip;	/* two tails after the substage of distance TILE */
-	cl_kernel half[MAX_FUSE + 1], flip[MAX_FUSE + 1];
-	/* Global phase by merge-path passes, out of place through buf2,
-	 * instead of bitonic passes: the better choice on CPU devices. */
-	bool global_merge;
-	cl_kernel merge;
+	cl_kernel half[CLB_MAX_FUSE + 1], flip[CLB_MAX_FUSE + 1];
+	cl_kernel merge;		/* sh.global_merge: its passes through buf2 */
 	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
-	size_t merge_items, merge_wg;
 	cl_mem buf, buf2;
 	size_t buf_words;
 	cl_mem stage_mem[NSTAGE];	/* pinned staging buffers, mapped */
@@ -68,151 +66,116 @@ struct cle {
 	double kernel_time[NKERNELS];	/* per kernel (kernel_at), for -vv */
 };
 
-static unsigned log2_floor(size_t v)
-{
-	unsigned l = 0;
-	while (v >>= 1)
-		l++;
-	return l;
-}
-
-/* The kernels fuse up to 6 substages for 32-bit words, 5 for 64-bit ones
- * and 4 for 128-bit ones (FUSE_MAX in bitonic.cl): 64 words per work-item
- * at most, and no more than 128 bytes of them. */
-static unsigned max_fuse(const struct cle *e)
-{
-	return e->wsize == 4 ? MAX_FUSE : e->wsize == 8 ? MAX_FUSE - 1 : MAX_FUSE - 2;
-}
-
-static size_t env_size(const char *name, size_t fallback)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long v;
-	if (!s || !*s)
-		return fallback;
-	v = strtoul(s, &end, 10);
-	if (*end || v == 0 || (v & (v - 1))) {
-		msg_err("warning: ignoring %s=%s: not a power of two", name, s);
-		return fallback;
-	}
-	return v;
-}
-
-/* Tile shape: work-group size times words per work-item, within the
- * device's work-group and local-memory limits; and how many substages a
- * global pass fuses.  CLSORT_WG, CLSORT_EPT and CLSORT_FUSE override, for
- * measurement. */
-static void choose_shape(struct cle *e)
-{
-	const struct dev_ctx *d = e->dev;
-	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
-	size_t wg = env_size("CLSORT_WG", gpu ? 256 : 64);
-	size_t ept = env_size("CLSORT_EPT", gpu ? 128 / e->wsize : e->wsize == 16 ? 4 : 8);
-	size_t fuse = env_size("CLSORT_FUSE", (size_t)1 << max_fuse(e));
-	/* The tile with its padding, within three quarters of local memory:
-	 * the rest is for what the compiler keeps there itself. */
-	const cl_ulong room = d->local_mem / 4 * 3;
-
-	while (wg > 1 && wg > d->max_wg)
-		wg /= 2;
-	while (wg * ept * e->wsize * 17 / 16 > room && wg > 1)
-		wg /= 2;
-	while (wg * ept * e->wsize * 17 / 16 > room && ept > 2)
-		ept /= 2;
-	e->wg = wg;
-	e->ept = ept;
-	e->tile = wg * ept;
-	{
-		const char *g = getenv("CLSORT_GLOBAL");
-		e->global_merge = !gpu;
-		if (g && !strcmp(g, "merge"))
-			e->global_merge = true;
-		else if (g && !strcmp(g, "bitonic"))
-			e->global_merge = false;
-		else if (g && *g)
-			msg_err("warning: ignoring CLSORT_GLOBAL=%s: use bitonic or merge", g);
-	}
-	e->merge_items = env_size("CLSORT_MERGE_ITEMS", gpu ? 16 : 4096);
-	e->merge_wg = gpu ? 256 : 1;
-	e->fuse = log2_floor(fuse);
-	if (e->fuse < 1)
-		e->fuse = 1;
-	if (e->fuse > max_fuse(e))
-		e->fuse = max_fuse(e);
-}
-
-static cl_kernel make_kernel(struct cle *e, const char *name)
-{
-	cl_int err;
-	cl_kernel k = clCreateKernel(e->prog, name, &err);
-	if (!k)
-		msg_err("cannot create kernel %s: %s", name, dev_strerror(err));
-	return k;
-}
-
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
 
-/* The engines open on each device.  PoCL 3.1 keeps the kernels it has
- * loaded in one cache for the whole process, found by the program's build,
- * and fails an assertion when two contexts on one device (a device listed
- * twice) run the same kernel at once; so each engine opened on a device
- * that already has one builds its program with its own -DINSTANCE: the
- * lowest number that no engine open on the device has. */
-#define MAX_OPEN 64
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	cl_device_id id;	/* NULL: a free slot */
-	unsigned instance;
-} open_on[MAX_OPEN];
-
-/* A slot for an engine on device id, and its instance; -1 when every slot
- * is taken (the instance still differs from those of the slots). */
-static int instance_open(cl_device_id id, unsigned *instance)
+/* The device opened and the build of the sort's program started: on the
+ * first call that has words to sort, so that an input with none never
+ * touches OpenCL.  Once: a failure is kept for every later call.  0 or
+ * CLS_E_FAIL after a message. */
+static int cle_start(struct cle *e)
 {
-	bool taken[MAX_OPEN + 1] = { false };
-	int i, slot = -1;
-	unsigned k = 0;
+	struct dev_ctx *d = e->dev;
+	const char *extra = getenv("CLSORT_CL_OPTIONS");
+	char instance_opt[32] = "";
+	unsigned instance;
+	cl_int err;
 
-	pthread_mutex_lock(&open_lock);
-	for (i = 0; i < MAX_OPEN; i++) {
-		if (open_on[i].id == id)
-			taken[open_on[i].instance] = true;
-		else if (!open_on[i].id && slot < 0)
-			slot = i;
-	}
-	while (taken[k])
-		k++;
-	if (slot >= 0) {
-		open_on[slot].id = id;
-		open_on[slot].instance = k;
-	}
-	pthread_mutex_unlock(&open_lock);
-	*instance = k;
-	return slot;
+	if (e->started)
+		return e->start_rc;
+	e->started = true;
+	e->start_rc = CLS_E_FAIL;
+	if (dev_open(d, e->c.device, e->c.profiling))
+		return CLS_E_FAIL;
+	e->dev_opened = true;
+	e->open_slot = clb_instance_open(d->device, &instance);
+	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
+	clb_choose_shape(d, e->sh.wsize, e->c.local == CLS_LOCAL_MERGE, &e->sh);
+	e->xfer = clCreateCommandQueue(d->context, d->device,
+				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+	if (!e->xfer)
+		return dev_fail("cannot create an OpenCL command queue", err);
+	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
+	 * they chose not to unroll, straight to our stderr; errors still fail
+	 * the build with its log. */
+	if (instance)
+		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
+	snprintf(e->options, sizeof e->options,
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
+		 e->sh.wsize * 8, e->sh.wg, e->sh.ept, clb_log2(e->sh.wg), clb_log2(e->sh.ept), e->sh.merge_items,
+		 instance_opt, extra ? extra : "");
+	if (e->sh.global_merge)
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global merge-path passes of %zu words per work-item", e->sh.wsize * 8, e->sh.tile,
+			 e->sh.wg, e->sh.ept, e->c.local == CLS_LOCAL_MERGE ? "merge" : "bitonic",
+			 e->sh.merge_items);
+	else
+		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
+			 "global bitonic passes of %u substages", e->sh.wsize * 8, e->sh.tile, e->sh.wg, e->sh.ept,
+			 e->c.local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->sh.fuse);
+	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
+		 (unsigned long long)(d->local_mem >> 10));
+	e->job.d = d;
+	clb_sort_program(&e->sh, e->options, &e->job);
+	clb_start(&e->job);
+	e->building = true;
+	e->start_rc = 0;
+	return 0;
 }
 
-static void instance_close(int slot)
+/* The sort's kernels, once their build (cle_start) has ended: it is
+ * waited for here, and the wait counted in t_wait.  0 or CLS_E_FAIL after
+ * a message. */
+static int cle_ready(struct cle *e)
 {
-	if (slot < 0)
-		return;
-	pthread_mutex_lock(&open_lock);
-	open_on[slot].id = NULL;
-	pthread_mutex_unlock(&open_lock);
+	const double t0 = now_sec();
+	size_t i = 0;
+
+	if (!e->building)
+		return e->ready_rc;
+	e->building = false;
+	e->ready_rc = clb_join(&e->job);
+	e->base.t_wait += now_sec() - t0;
+	if (e->ready_rc)
+		return e->ready_rc;
+	e->prog = e->job.prog;
+	e->base.t_once = e->dev->t_build;
+	e->tile_sort = e->job.kernels[i++];
+	if (e->sh.global_merge) {
+		e->merge = e->job.kernels[i++];
+	} else {
+		unsigned f;
+		e->tail = e->job.kernels[i++];
+		e->pair = e->job.kernels[i++];
+		e->pair_flip = e->job.kernels[i++];
+		for (f = 1; f <= e->sh.fuse; f++) {
+			e->half[f] = e->job.kernels[i++];
+			e->flip[f] = e->job.kernels[i++];
+		}
+	}
+	assert(i == e->job.n);
+	return 0;
+}
+
+/* The merge of sorted pieces, a program of its own: built on the first
+ * merge.  0 or CLS_E_FAIL after a message. */
+static int build_pieces(struct cle *e)
+{
+	static const char *const names[] = { "merge_pieces" };
+	char options[640];
+
+	if (e->merge_pieces)
+		return 0;
+	snprintf(options, sizeof options, "%s -DPIECES", e->options);
+	if (clb_build(e->dev, options, names, 1, &e->pieces_prog, &e->merge_pieces))
+		return CLS_E_FAIL;
+	e->base.t_once = e->dev->t_build;
+	return 0;
 }
 
 int cle_open(struct engine **out, const struct eng_config *c)
 {
 	struct cle *e = calloc(1, sizeof *e);
-	const enum word_kind kind = c->kind;
-	const enum cls_local local = c->local;
-	struct dev_ctx *d;
-	char options[512], name[16], instance_opt[32] = "";
-	unsigned instance;
-	const char *extra = getenv("CLSORT_CL_OPTIONS");
-	cl_int err;
-	int i;
 
 	if (!e) {
 		msg_err("out of memory");
@@ -221,65 +184,13 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	e->base.ops = &cle_ops;
 	e->c = *c;
 	e->base.memory = c->memory;
-	e->dev = d = &e->devc;
-	if (dev_open(d, c->device, c->profiling))
-		goto fail;
-	e->dev_opened = true;
-	e->open_slot = instance_open(d->device, &instance);
-	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
-	e->kind = kind;
-	e->wsize = word_size(kind);
-	choose_shape(e);
-	e->xfer = clCreateCommandQueue(d->context, d->device,
-				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-	if (!e->xfer) {
-		dev_fail("cannot create an OpenCL command queue", err);
-		goto fail;
-	}
-	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
-	 * they chose not to unroll, straight to our stderr; errors still fail
-	 * the build with its log. */
-	if (instance)
-		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
-	snprintf(options, sizeof options,
-		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
-		 e->wsize * 8, e->wg, e->ept, log2_floor(e->wg), log2_floor(e->ept), e->merge_items,
-		 instance_opt, extra ? extra : "");
-	if (dev_build(d, options, &e->prog))
-		goto fail;
-	e->base.t_once = d->t_build;
-	e->tile_sort = make_kernel(e, local == CLS_LOCAL_MERGE ? "tile_sort_merge" : "tile_sort_bitonic");
-	e->tail = make_kernel(e, "tile_merge_tail");
-	e->pair = make_kernel(e, "tile_pair_tail");
-	e->pair_flip = make_kernel(e, "tile_pair_flip_tail");
-	e->merge = make_kernel(e, "merge_pass");
-	e->merge_pieces = make_kernel(e, "merge_pieces");
-	if (!e->tile_sort || !e->tail || !e->pair || !e->pair_flip || !e->merge ||
-	    !e->merge_pieces)
-		goto fail;
-	for (i = 1; i <= (int)max_fuse(e); i++) {
-		snprintf(name, sizeof name, "half_%d", i);
-		if (!(e->half[i] = make_kernel(e, name)))
-			goto fail;
-		snprintf(name, sizeof name, "flip_%d", i);
-		if (!(e->flip[i] = make_kernel(e, name)))
-			goto fail;
-	}
-	if (e->global_merge)
-		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
-			 "global merge-path passes of %zu words per work-item", e->wsize * 8, e->tile,
-			 e->wg, e->ept, local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->merge_items);
-	else
-		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
-			 "global bitonic passes of %u substages", e->wsize * 8, e->tile, e->wg, e->ept,
-			 local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->fuse);
-	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
-		 (unsigned long long)(d->local_mem >> 10));
+	e->dev = &e->devc;
+	e->open_slot = -1;
+	e->sh.wsize = word_size(c->kind);
+	/* Named by its spec until it starts. */
+	snprintf(e->base.name, sizeof e->base.name, "OpenCL device %s", c->device);
 	*out = &e->base;
 	return 0;
-fail:
-	cle_close(&e->base);
-	return CLS_E_FAIL;
 }
 
 static void release_stages(struct cle *e)
@@ -302,8 +213,8 @@ static void release_stages(struct cle *e)
  * pair of tiles. */
 static size_t chunk_bytes(const struct cle *e, size_t n)
 {
-	const size_t pair = 2 * e->tile * e->wsize;
-	size_t b = n * e->wsize / CHUNKS;
+	const size_t pair = 2 * e->sh.tile * e->sh.wsize;
+	size_t b = n * e->sh.wsize / CHUNKS;
 	b = b < CHUNK_MIN ? CHUNK_MIN : b > CHUNK_MAX ? CHUNK_MAX : b;
 	return b < pair ? pair : b;
 }
@@ -338,10 +249,13 @@ static void cle_close(struct engine *base)
 {
 	struct cle *e = (struct cle *)base;
 	int i;
+
+	/* A build not waited for yet: its kernels are released below. */
+	cle_ready(e);
 	release_stages(e);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
-	for (i = 1; i <= MAX_FUSE; i++) {
+	for (i = 1; i <= CLB_MAX_FUSE; i++) {
 		if (e->half[i])
 			clReleaseKernel(e->half[i]);
 		if (e->flip[i])
@@ -363,12 +277,14 @@ static void cle_close(struct engine *base)
 		clReleaseMemObject(e->buf2);
 	if (e->prog)
 		clReleaseProgram(e->prog);
+	if (e->pieces_prog)
+		clReleaseProgram(e->pieces_prog);
 	if (e->xfer)
 		clReleaseCommandQueue(e->xfer);
 	free(e->prof);
 	free(e->prof_kernel);
 	if (e->dev_opened) {
-		instance_close(e->open_slot);
+		clb_instance_close(e->open_slot);
 		dev_close(&e->devc);
 	}
 	free(e);
@@ -376,7 +292,7 @@ static void cle_close(struct engine *base)
 
 static size_t cle_max_words(const struct cle *e)
 {
-	return (size_t)(e->dev->max_alloc / e->wsize);
+	return (size_t)(e->dev->max_alloc / e->sh.wsize);
 }
 
 static bool is_nomem(cl_int err)
@@ -414,13 +330,13 @@ static int cle_reserve(struct cle *e, size_t words)
 		return 0;
 	if (words > cle_max_words(e))
 		return CLE_E_NOMEM;
-	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
+	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->sh.wsize, NULL, &err);
 	if (e->buf)
-		err = touch_last(e, e->buf, words * e->wsize);
-	if (err == CL_SUCCESS && e->global_merge) {
-		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->wsize, NULL, &err);
+		err = touch_last(e, e->buf, words * e->sh.wsize);
+	if (err == CL_SUCCESS && e->sh.global_merge) {
+		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->sh.wsize, NULL, &err);
 		if (e->buf2)
-			err = touch_last(e, e->buf2, words * e->wsize);
+			err = touch_last(e, e->buf2, words * e->sh.wsize);
 	}
 	if (err == CL_SUCCESS)
 		err = clFinish(e->dev->queue);
@@ -482,8 +398,9 @@ static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t siz
 	}
 	i -= nfixed;
 	if (name)
-		snprintf(name, size, "%s_%zu", i < MAX_FUSE ? "flip" : "half", i % MAX_FUSE + 1);
-	return i < MAX_FUSE ? e->flip[i + 1] : e->half[i - MAX_FUSE + 1];
+		snprintf(name, size, "%s_%zu", i < CLB_MAX_FUSE ? "flip" : "half",
+			 i % CLB_MAX_FUSE + 1);
+	return i < CLB_MAX_FUSE ? e->flip[i + 1] : e->half[i - CLB_MAX_FUSE + 1];
 }
 
 /* Slot of kernel k, one of the engine's, in kernel_time[]. */
@@ -515,11 +432,11 @@ static cl_int launch(struct cle *e, cl_kernel k, size_t items, size_t local, con
 
 /* Does merge stage 2^log_b leave its last global substage (distance
  * TILE) to the pair tail kernels?  When the stage's global substages come
- * to one more than a multiple of e->fuse, that substage would take a
+ * to one more than a multiple of e->sh.fuse, that substage would take a
  * global pass of its own. */
 static bool fold_last(const struct cle *e, unsigned log_b)
 {
-	return (log_b - log2_floor(e->tile)) % e->fuse == 1;
+	return (log_b - clb_log2(e->sh.tile)) % e->sh.fuse == 1;
 }
 
 /* One of the tile kernels over tiles [t0, t1). */
@@ -527,7 +444,7 @@ static cl_int launch_tiles(struct cle *e, cl_kernel k, size_t n, size_t t0, size
 			   cl_uint nwait, const cl_event *wait, cl_event *ev)
 {
 	const cl_ulong first = t0;
-	return launch(e, k, (t1 - t0) * e->wg, e->wg, &first, sizeof first, n, nwait, wait, ev);
+	return launch(e, k, (t1 - t0) * e->sh.wg, e->sh.wg, &first, sizeof first, n, nwait, wait, ev);
 }
 
 /* The tails of merge stage 2^log_b over tiles [t0, t1) (t0 even): one
@@ -541,21 +458,21 @@ static cl_int launch_tails(struct cle *e, unsigned log_b, size_t n, size_t t0, s
 
 	if (!fold_last(e, log_b))
 		return launch_tiles(e, e->tail, n, t0, t1, 0, NULL, ev);
-	k = log_b == log2_floor(e->tile) + 1 ? e->pair_flip : e->pair;
-	return launch(e, k, (t1 - t0 + 1) / 2 * e->wg, e->wg, &first, sizeof first, n, 0, NULL, ev);
+	k = log_b == clb_log2(e->sh.tile) + 1 ? e->pair_flip : e->pair;
+	return launch(e, k, (t1 - t0 + 1) / 2 * e->sh.wg, e->sh.wg, &first, sizeof first, n, 0, NULL, ev);
 }
 
 /* The global passes of merge stage 2^log_b: the flip step fused with the
  * half-cleaners after it, then the remaining half-cleaners of distance at
- * least a tile (but the last one when fold_last), e->fuse substages per
+ * least a tile (but the last one when fold_last), e->sh.fuse substages per
  * pass. */
 static cl_int enqueue_stage(struct cle *e, size_t n, unsigned log_b)
 {
 	const size_t gwg = 256;
-	const unsigned log_t = log2_floor(e->tile);
+	const unsigned log_t = clb_log2(e->sh.tile);
 	unsigned levels = log_b - log_t - (fold_last(e, log_b) ? 1 : 0);
 	cl_event ev = NULL, *evp = e->dev->profiling ? &ev : NULL;
-	unsigned k = levels < e->fuse ? levels : e->fuse;
+	unsigned k = levels < e->sh.fuse ? levels : e->sh.fuse;
 	const size_t blocks = (n + ((size_t)1 << log_b) - 1) >> log_b;
 	const cl_uint arg_b = log_b;
 	unsigned log_d;
@@ -569,7 +486,7 @@ static cl_int enqueue_stage(struct cle *e, size_t n, unsigned log_b)
 	levels -= k;
 	log_d = log_b - k - 1;
 	while (err == CL_SUCCESS && levels) {
-		const unsigned kk = levels < e->fuse ? levels : e->fuse;
+		const unsigned kk = levels < e->sh.fuse ? levels : e->sh.fuse;
 		const cl_uint log_s = log_d - kk + 1;
 		const size_t items = (((n - 1) >> (log_s + kk)) << log_s) + ((size_t)1 << log_s);
 		ev = NULL;
@@ -599,12 +516,12 @@ struct chunk {
 
 static struct chunk chunk_of(const struct cle *e, size_t c, size_t chunk_tiles, size_t n)
 {
-	const size_t tiles = (n + e->tile - 1) / e->tile;
+	const size_t tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	struct chunk k;
 	k.t0 = c * chunk_tiles;
 	k.t1 = k.t0 + chunk_tiles < tiles ? k.t0 + chunk_tiles : tiles;
-	k.w0 = k.t0 * e->tile;
-	k.w1 = k.t1 * e->tile < n ? k.t1 * e->tile : n;
+	k.w0 = k.t0 * e->sh.tile;
+	k.w1 = k.t1 * e->sh.tile < n ? k.t1 * e->sh.tile : n;
 	return k;
 }
 
@@ -629,8 +546,8 @@ static cl_int upload_chunk(struct cle *e, size_t c, struct chunk k, cl_event *up
 		return err;
 	if ((*rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
 		return CL_SUCCESS;
-	return clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->wsize,
-				    (k.w1 - k.w0) * e->wsize, slot, 0, NULL, &up[c]);
+	return clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->sh.wsize,
+				    (k.w1 - k.w0) * e->sh.wsize, slot, 0, NULL, &up[c]);
 }
 
 /* Bring the n sorted words at word off of result down through the staging
@@ -656,8 +573,8 @@ static cl_int download(struct cle *e, cl_mem result, size_t off, size_t n, size_
 		}
 		if (c < chunks) {
 			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, (off + k.w0) * e->wsize,
-						  (k.w1 - k.w0) * e->wsize, e->stage[c % NSTAGE], 1,
+			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, (off + k.w0) * e->sh.wsize,
+						  (k.w1 - k.w0) * e->sh.wsize, e->stage[c % NSTAGE], 1,
 						  &ready[each ? c : 0], &down[c]);
 			clFlush(e->xfer);
 		}
@@ -713,8 +630,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		    void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	const size_t tiles = (n + e->tile - 1) / e->tile;
-	size_t chunk_tiles, chunks, c;
+	size_t tiles, chunk_tiles, chunks, c, tiled;
 	unsigned log_n, log_b;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL;
 	cl_int err = CL_SUCCESS;
@@ -724,6 +640,9 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 
 	if (n == 0)
 		return 0;
+	if (cle_start(e))
+		return CLS_E_FAIL;
+	tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
 		return CLS_E_FAIL;
@@ -731,7 +650,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	if (make_stages(e, chunk_bytes(e, n)))
 		return CLS_E_FAIL;
 	/* Whole pairs of tiles, for the pair tails of the last stage. */
-	chunk_tiles = (e->stage_bytes / (e->tile * e->wsize)) & ~(size_t)1;
+	chunk_tiles = (e->stage_bytes / (e->sh.tile * e->sh.wsize)) & ~(size_t)1;
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
 	up = calloc(chunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
@@ -740,22 +659,29 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		msg_err("out of memory");
 		goto out;
 	}
-	log_n = log2_floor(n);
+	log_n = clb_log2(n);
 	if (((size_t)1 << log_n) < n)
 		log_n++;
 
 	/* Upload chunk by chunk, each produced into a free staging buffer;
-	 * each chunk's tiles are sorted once it lands. */
+	 * each chunk's tiles are sorted once it lands and the kernels are
+	 * built: until they are, the chunks go on coming up. */
 	what = "upload to the device";
-	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-		err = upload_chunk(e, c, k, up, produce, ctx, &cb);
+	for (c = 0, tiled = 0; c < chunks && err == CL_SUCCESS; c++) {
+		err = upload_chunk(e, c, chunk_of(e, c, chunk_tiles, n), up, produce, ctx, &cb);
 		if (cb) {
 			rc = cb;
 			goto out;
 		}
-		if (err == CL_SUCCESS)
-			err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[c], &sorted[c]);
+		if (err == CL_SUCCESS && (!e->building || clb_done(&e->job) || c + 1 == chunks)) {
+			if (cle_ready(e))
+				goto out;
+			for (; tiled <= c && err == CL_SUCCESS; tiled++) {
+				const struct chunk k = chunk_of(e, tiled, chunk_tiles, n);
+				err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[tiled],
+						   &sorted[tiled]);
+			}
+		}
 		/* Start the copy now, not at the next wait. */
 		clFlush(e->xfer);
 		clFlush(e->dev->queue);
@@ -764,11 +690,11 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	clFlush(e->xfer);
 	what = "sort kernel launch";
 	result = e->buf;
-	if (e->global_merge && n > e->tile) {
+	if (e->sh.global_merge && n > e->sh.tile) {
 		cl_ulong w, nn = n;
 		cl_mem src = e->buf, dst = e->buf2, t;
-		for (w = e->tile; err == CL_SUCCESS && w < n; w *= 2) {
-			size_t global = round_up((n + e->merge_items - 1) / e->merge_items, e->merge_wg);
+		for (w = e->sh.tile; err == CL_SUCCESS && w < n; w *= 2) {
+			size_t global = round_up((n + e->sh.merge_items - 1) / e->sh.merge_items, e->sh.merge_wg);
 			cl_event ev = NULL;
 			err = clSetKernelArg(e->merge, 0, sizeof src, &src);
 			err |= clSetKernelArg(e->merge, 1, sizeof dst, &dst);
@@ -776,7 +702,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 			err |= clSetKernelArg(e->merge, 3, sizeof w, &w);
 			if (err == CL_SUCCESS)
 				err = clEnqueueNDRangeKernel(e->dev->queue, e->merge, 1, NULL, &global,
-							     &e->merge_wg, 0, NULL, &ev);
+							     &e->sh.merge_wg, 0, NULL, &ev);
 			if (err == CL_SUCCESS && e->dev->profiling)
 				record_event(e, e->merge, ev);
 			for (c = 0; c < chunks && ev; c++) {
@@ -793,7 +719,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		result = src;
 		log_n = 0;	/* no bitonic stages */
 	}
-	for (log_b = log2_floor(e->tile) + 1; err == CL_SUCCESS && log_b <= log_n; log_b++) {
+	for (log_b = clb_log2(e->sh.tile) + 1; err == CL_SUCCESS && log_b <= log_n; log_b++) {
 		err = enqueue_stage(e, n, log_b);
 		if (err != CL_SUCCESS)
 			break;
@@ -852,14 +778,16 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 
 	if (n == 0)
 		return 0;
+	if (cle_start(e))
+		return CLS_E_FAIL;
 	if (k > 1 && 2 * n > e->buf_words)
 		return cle_sort(base, n, produce, consume, ctx);
 	/* Chunks of the staging buffers as the first sort made them, or as
 	 * cle_sort would make them for n words. */
 	if (make_stages(e, chunk_bytes(e, n)))
 		return CLS_E_FAIL;
-	chunk_tiles = e->stage_bytes / (e->tile * e->wsize);
-	chunks = ((n + e->tile - 1) / e->tile + chunk_tiles - 1) / chunk_tiles;
+	chunk_tiles = e->stage_bytes / (e->sh.tile * e->sh.wsize);
+	chunks = ((n + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
 	/* One piece (a sorted input gives parts of one run): in order already. */
 	for (c = 0; k < 2 && c < chunks; c++) {
 		const struct chunk ck = chunk_of(e, c, chunk_tiles, n);
@@ -869,6 +797,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 	}
 	if (k < 2)
 		return 0;
+	if (cle_ready(e) || build_pieces(e))
+		return CLS_E_FAIL;
 	b64 = malloc((k + 1) * sizeof *b64);
 	up = calloc(chunks, sizeof *up);
 	down = calloc(chunks, sizeof *down);
@@ -892,8 +822,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		err = clFinish(e->xfer);
 	what = "merge kernel launch";
 	for (step = 1; err == CL_SUCCESS && step < k; step *= 2) {
-		const size_t global = round_up((n + e->merge_items - 1) / e->merge_items,
-					       e->merge_wg);
+		const size_t global = round_up((n + e->sh.merge_items - 1) / e->sh.merge_items,
+					       e->sh.merge_wg);
 		cl_event ev = NULL;
 		err = clSetKernelArg(e->merge_pieces, 0, sizeof e->buf, &e->buf);
 		err |= clSetKernelArg(e->merge_pieces, 1, sizeof from, &from);
@@ -904,7 +834,7 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		err |= clSetKernelArg(e->merge_pieces, 6, sizeof nn, &nn);
 		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(e->dev->queue, e->merge_pieces, 1, NULL,
-						     &global, &e->merge_wg, 0, NULL, &ev);
+						     &global, &e->sh.merge_wg, 0, NULL, &ev);
 		if (err == CL_SUCCESS && e->dev->profiling)
 			record_event(e, e->merge_pieces, ev);
 		if (done)
@@ -970,15 +900,23 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 	double t0 = now_sec();
 	int rc;
 
+	/* Runs that small need nothing of the device: an empty input never
+	 * starts it, and a sort of a few words starts it when it sorts. */
+	if (want <= MIN_RUN) {
+		*cap = want;
+		return 0;
+	}
+	if (cle_start(e))
+		return CLS_E_FAIL;
 	if (e->c.buffer_percent > 0)
 		most = (uint64_t)((double)d->global_mem * e->c.buffer_percent / 100.0);
 	if (most == 0)
 		most = (uint64_t)((double)d->global_mem * DEVICE_FRACTION);
-	most /= e->wsize;
+	most /= e->sh.wsize;
 	if (most > cle_max_words(e))
 		most = cle_max_words(e);
 	if (d->type & CL_DEVICE_TYPE_CPU)
-		per_record += 2 * e->wsize;
+		per_record += 2 * e->sh.wsize;
 	if (per_record && most > base->memory / per_record)
 		most = base->memory / per_record;
 	if (most < MIN_RUN)

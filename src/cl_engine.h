@@ -7,8 +7,12 @@
 
 #include "engine.h"
 
-/* Open the device c->device names and build the kernels for c->kind.  0
- * or CLS_E_FAIL after a message. */
+/* An engine for the device c->device names, sorting c->kind words.  It
+ * touches OpenCL only once it has words to sort (eng_capacity for more
+ * than a few, or eng_sort): then it opens the device and builds the
+ * kernels that sort runs, and eng_merge builds its own when it first
+ * merges.  A bad device spec fails there.  0 or CLS_E_FAIL after a
+ * message. */
 int cle_open(struct engine **e, const struct eng_config *c);
 
 #endif

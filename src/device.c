@@ -511,6 +511,7 @@ static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 	struct cache_header h;
 	unsigned char *bin = NULL;
 	size_t size = 0;
+	const double t0 = now_sec();
 
 	if (program_path(path, sizeof path, key, true))
 		return;
@@ -527,6 +528,7 @@ static void cache_store(struct dev_ctx *d, cl_program prog, uint64_t key)
 	h.size = size;
 	h.sum = fnv1a(0xcbf29ce484222325ull, bin, size);
 	cache_replace(path, &h, sizeof h, bin, size);
+	msg_info(2, "program binary of %zu bytes cached in %.3f s", size, now_sec() - t0);
 out:
 	free(bin);
 }
@@ -569,7 +571,7 @@ static int load_sources(const char **texts, size_t *lens, size_t *count, char **
 	return 0;
 }
 
-int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
+int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
 {
 	const char *texts[16];
 	size_t lens[16], count, i;
@@ -592,7 +594,7 @@ int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
 
 	prog = cache_load(d, key, options);
 	if (prog) {
-		msg_info(2, "program loaded from cache in %.3f s", now_sec() - t0);
+		msg_info(2, "program loaded from cache in %.3f s: %s", now_sec() - t0, what);
 		*program = prog;
 		rc = 0;
 		goto out;
@@ -620,8 +622,6 @@ int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
 		clReleaseProgram(prog);
 		goto out;
 	}
-	d->t_build += now_sec() - t0;
-	msg_info(2, "program built in %.3f s", now_sec() - t0);
 	if (util_verbose >= 2) {
 		size_t size = 0;
 		char *log;
@@ -633,7 +633,11 @@ int dev_build(struct dev_ctx *d, const char *options, cl_program *program)
 			free(log);
 		}
 	}
+	msg_info(2, "program built in %.3f s: %s", now_sec() - t0, what);
+	/* Asking for the binary is where some drivers (PoCL) compile each
+	 * kernel's code, at about the cost of the build. */
 	cache_store(d, prog, key);
+	d->t_build += now_sec() - t0;
 	*program = prog;
 	rc = 0;
 out:

@@ -62,9 +62,11 @@ int dev_open(struct dev_ctx *d, const char *spec, bool profiling);
 void dev_close(struct dev_ctx *d);
 
 /* Build the embedded kernels with the given options, from the binary cache
- * when an entry for this source, options and device exists and loads.
- * 0 or CLS_E_FAIL after printing the build log. */
-int dev_build(struct dev_ctx *d, const char *options, cl_program *program);
+ * when an entry for this source, options, clsort version, platform, device
+ * and driver exists and loads, else into it; what (the kernels it holds)
+ * names the program in -vv's account of the cost.  0 or CLS_E_FAIL after
+ * printing the build log. */
+int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program);
 
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */
 int dev_fail(const char *what, cl_int err);

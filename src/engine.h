@@ -56,6 +56,9 @@ struct engine {
 	char name[560];		/* what it runs on, for messages and the rates */
 	double t_once;		/* of opening it, seconds the next open will not take
 				 * (kernels built for the cache) */
+	double t_wait;		/* of its sorts, seconds spent waiting for those
+				 * kernels: they are built while the first sort's
+				 * words come */
 	uint64_t memory;	/* host memory a run may take: the config's, or
 				 * eng_set_memory's */
 };
@@ -63,8 +66,9 @@ struct engine {
 /* Whether spec names the host engine (case does not matter). */
 bool eng_is_host(const char *spec);
 
-/* Open the engine c->device names: the host engine, or an OpenCL device
- * with the kernels for c->kind built.  0 or CLS_E_FAIL after a message. */
+/* Open the engine c->device names: the host engine, or an OpenCL device,
+ * which opens and builds its kernels for c->kind once there are words to
+ * sort (cl_engine.h).  0 or CLS_E_FAIL after a message. */
 int eng_open(struct engine **e, const struct eng_config *c);
 
 /* Make room for runs of up to want words (want >= 1), within the engine's

@@ -140,7 +140,7 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 		 * GPU machine): the next sort measures it. */
 		if (e->t_once == 0 && start > 0 && (r->start <= 0 || start < r->start))
 			r->start = start;
-		thr_measure(&r->device, &r->device_at, records, work);
+		thr_measure(&r->device, &r->device_at, records, work - e->t_wait);
 		rate_text(text, sizeof text, r->device, r->device_at);
 	}
 	if (records < THR_MEASURE_MIN)
