@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "clsort.h"
+#include "radix.h"
 #include "util.h"
 
-/* Shares of fewer words than this are refined on one thread. */
-#define REFINE_SHARE ((size_t)1 << 16)
 #define REFINE_MAX_THREADS 64
 
 void str_word(const unsigned char *key, size_t len, uint64_t mask, uint32_t index,
@@ -52,110 +51,376 @@ bool str_tied(const struct word128 *a, const struct word128 *b, uint64_t mask)
 	       ((a->lo >> 32 ^ (uint32_t)mask) & 0xff) == STR_LONG;
 }
 
-/* A long key of a tied group: the bytes past the shared prefix. */
-struct tied {
-	const unsigned char *rest;
+/* Refinement in rounds.  A tied group (a segment of the sorted words) is
+ * sorted again on the next 8 bytes of its keys, as (bytes, marker, index)
+ * words through the host's parallel radix sort; where those tie and the
+ * keys go on, the smaller segment is sorted again on the 8 bytes after, and
+ * so on.  Before each round the bytes that every key of the segment shares
+ * are skipped in one scan, so that all-equal keys end at once and a long
+ * shared prefix costs one pass, not a round per 8 bytes.  Segments of
+ * REFINE_BIG words or more are sorted one at a time on every thread; the
+ * others are shared out between the threads, each ordering its own in
+ * rounds of a one-thread radix sort, and by comparisons below
+ * REFINE_SMALL. */
+#define REFINE_BIG ((size_t)1 << 16)
+#define REFINE_SMALL 48
+/* The marker byte of a round's word: the bytes left from its depth, up to
+ * 8; REST_LONG where more follow (the keys may still tie). */
+#define REST_LONG 9
+
+struct segment {
+	size_t start, n;	/* words [start, start + n) of the array */
+	size_t depth;		/* key bytes every key of it shares */
+};
+
+/* A record's key, found once for all the rounds: finding it again (a
+ * line's field) would cost more than the round. */
+struct kref {
+	const unsigned char *p;
+	size_t len;
+};
+
+struct refiner {
+	struct word128 *w;
+	uint64_t mask;
+	struct kref *keys;	/* by record index: those of tied words */
+};
+
+/* The key of word w's record. */
+static inline void key_of(const struct refiner *r, const struct word128 *w,
+			  const unsigned char **p, size_t *len)
+{
+	const struct kref *k = &r->keys[(uint32_t)w->lo];
+	*p = k->p;
+	*len = k->len;
+}
+
+/* Bytes from depth on that the keys of seg share, at most the shortest's
+ * rest; *equal when every key is the same. */
+static size_t shared_rest(const struct refiner *r, const struct segment *seg, bool *equal)
+{
+	const unsigned char *p0, *p;
+	size_t len0, len, i, l, lcp;
+
+	key_of(r, &r->w[seg->start], &p0, &len0);
+	lcp = len0 - seg->depth;
+	*equal = true;
+	for (i = 1; i < seg->n && (lcp || *equal); i++) {
+		key_of(r, &r->w[seg->start + i], &p, &len);
+		l = len - seg->depth < lcp ? len - seg->depth : lcp;
+		if (l && memcmp(p0 + seg->depth, p + seg->depth, l)) {
+			size_t k = 0;
+			while (p0[seg->depth + k] == p[seg->depth + k])
+				k++;
+			l = k;
+		}
+		if (len != len0 || l < len0 - seg->depth)
+			*equal = false;
+		lcp = l;
+	}
+	return lcp;
+}
+
+/* The round's word of w: 8 key bytes from depth, the marker, the index. */
+static inline void round_word(const struct refiner *r, const struct word128 *w, size_t depth,
+			      struct word128 *out)
+{
+	const unsigned char *p;
+	size_t len, left, i;
+	uint64_t hi = 0, marker;
+
+	key_of(r, w, &p, &len);
+	left = len - depth;
+	for (i = 0; i < 8; i++)
+		hi = hi << 8 | (i < left ? p[depth + i] : 0);
+	marker = left > 8 ? REST_LONG : left;
+	out->hi = hi ^ r->mask;
+	out->lo = (marker ^ (r->mask & 0xff)) << 56 | (uint32_t)w->lo;
+}
+
+static bool round_tied(const struct refiner *r, const struct word128 *a, const struct word128 *b)
+{
+	return a->hi == b->hi && a->lo >> 56 == b->lo >> 56 &&
+	       (a->lo >> 56 ^ (r->mask & 0xff)) == REST_LONG;
+}
+
+struct small_key {
+	const unsigned char *p;
 	size_t len;
 	uint32_t index;
 };
 
-static int tied_up(const void *x, const void *y)
+static int small_up(const void *x, const void *y)
 {
-	const struct tied *a = x, *b = y;
-	const int c = str_cmp(a->rest, a->len, b->rest, b->len);
+	const struct small_key *a = x, *b = y;
+	const int c = str_cmp(a->p, a->len, b->p, b->len);
 	return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
-static int tied_down(const void *x, const void *y)
+static int small_down(const void *x, const void *y)
 {
-	const struct tied *a = x, *b = y;
-	const int c = str_cmp(b->rest, b->len, a->rest, a->len);
+	const struct small_key *a = x, *b = y;
+	const int c = str_cmp(b->p, b->len, a->p, a->len);
 	return c ? c : (a->index > b->index) - (a->index < b->index);
 }
 
+/* A growing list of segments. */
+struct seg_list {
+	struct segment *s;
+	size_t n, cap;
+};
+
+static bool seg_push(struct seg_list *l, size_t start, size_t n, size_t depth)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct segment *g = realloc(l->s, cap * sizeof *g);
+		if (!g)
+			return false;
+		l->s = g;
+		l->cap = cap;
+	}
+	l->s[l->n++] = (struct segment){ start, n, depth };
+	return true;
+}
+
+/* Scratch of one thread's rounds. */
+struct round_buf {
+	struct word128 *words, *scratch;
+	struct small_key *small;
+	size_t cap, small_cap;
+};
+
+static bool buf_room(struct round_buf *b, size_t n)
+{
+	if (n > b->cap) {
+		struct word128 *w = realloc(b->words, n * sizeof *w), *s;
+		if (!w)
+			return false;
+		b->words = w;
+		s = realloc(b->scratch, n * sizeof *s);
+		if (!s)
+			return false;
+		b->scratch = s;
+		b->cap = n;
+	}
+	return true;
+}
+
+/* Order a small segment by comparisons of the keys' rest. */
+static bool order_small(const struct refiner *r, const struct segment *seg, struct round_buf *b)
+{
+	struct word128 *w = r->w + seg->start;
+	size_t i;
+
+	if (seg->n > b->small_cap) {
+		struct small_key *g = realloc(b->small, seg->n * sizeof *g);
+		if (!g)
+			return false;
+		b->small = g;
+		b->small_cap = seg->n;
+	}
+	for (i = 0; i < seg->n; i++) {
+		const unsigned char *p;
+		size_t len;
+		key_of(r, &w[i], &p, &len);
+		b->small[i] = (struct small_key){ p + seg->depth, len - seg->depth, (uint32_t)w[i].lo };
+	}
+	qsort(b->small, seg->n, sizeof *b->small, r->mask ? small_down : small_up);
+	for (i = 0; i < seg->n; i++)
+		w[i].lo = (w[i].lo & ~(uint64_t)UINT32_MAX) | b->small[i].index;
+	return true;
+}
+
+/* One round of seg on threads threads: its shared bytes skipped, its words
+ * sorted on the next 8, the segments still tied pushed on out.  False when
+ * out of memory. */
+static bool round_of(const struct refiner *r, struct segment seg, unsigned threads,
+		     struct round_buf *b, struct seg_list *out)
+{
+	struct word128 *w = r->w + seg.start;
+	void *sorted = NULL;
+	size_t i, j;
+	bool equal;
+
+	seg.depth += shared_rest(r, &seg, &equal);
+	/* Equal keys are in index order already. */
+	if (equal)
+		return true;
+	if (seg.n < REFINE_SMALL)
+		return order_small(r, &seg, b);
+	if (!buf_room(b, seg.n))
+		return false;
+	for (i = 0; i < seg.n; i++)
+		round_word(r, &w[i], seg.depth, &b->words[i]);
+	if (radix_sort(b->words, b->scratch, seg.n, WORD128, threads, &sorted))
+		return false;
+	{
+		const struct word128 *t = sorted;
+		/* The words of a tied group differ in their index only. */
+		for (i = 0; i < seg.n; i++)
+			w[i].lo = (w[i].lo & ~(uint64_t)UINT32_MAX) | (uint32_t)t[i].lo;
+		for (i = 0; i < seg.n; i = j) {
+			for (j = i + 1; j < seg.n && round_tied(r, &t[i], &t[j]); j++)
+				;
+			if (j - i > 1 && !seg_push(out, seg.start + i, j - i, seg.depth + 8))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A share of the segments under REFINE_BIG, ordered on one thread. */
 struct refine_job {
-	struct word128 *w;
+	const struct refiner *r;
+	const struct segment *segs;
 	size_t n;
-	uint64_t mask;
-	str_key_fn key;
-	const void *ctx;
-	struct tied *buf;
-	size_t cap;
 	bool failed;
 };
 
 static void refine_job(void *arg)
 {
 	struct refine_job *j = arg;
-	size_t i = 0;
+	struct round_buf b = { 0 };
+	struct seg_list todo = { 0 };
+	size_t i;
 
-	while (i + 1 < j->n) {
-		size_t end = i + 1, k;
-		while (end < j->n && str_tied(&j->w[i], &j->w[end], j->mask))
-			end++;
-		if (end - i > 1) {
-			if (end - i > j->cap) {
-				struct tied *g = realloc(j->buf, (end - i) * sizeof *g);
-				if (!g) {
-					j->failed = true;
-					return;
-				}
-				j->buf = g;
-				j->cap = end - i;
-			}
-			for (k = i; k < end; k++) {
-				struct tied *t = &j->buf[k - i];
-				const unsigned char *p;
-				size_t len;
-				t->index = (uint32_t)j->w[k].lo;
-				j->key(j->ctx, t->index, &p, &len);
-				t->rest = p + STR_PREFIX;
-				t->len = len - STR_PREFIX;
-			}
-			qsort(j->buf, end - i, sizeof *j->buf, j->mask ? tied_down : tied_up);
-			/* The words differ in their index only. */
-			for (k = i; k < end; k++)
-				j->w[k].lo = (j->w[k].lo & ~(uint64_t)UINT32_MAX) | j->buf[k - i].index;
+	for (i = 0; i < j->n && !j->failed; i++) {
+		if (!seg_push(&todo, j->segs[i].start, j->segs[i].n, j->segs[i].depth)) {
+			j->failed = true;
+			break;
 		}
-		i = end;
+		while (todo.n && !j->failed) {
+			const struct segment seg = todo.s[--todo.n];
+			if (!round_of(j->r, seg, 1, &b, &todo))
+				j->failed = true;
+		}
 	}
+	free(todo.s);
+	free(b.words);
+	free(b.scratch);
+	free(b.small);
+}
+
+/* A share of the tied groups, whose keys it finds. */
+struct find_job {
+	const struct word128 *w;
+	const struct segment *segs;
+	size_t n;
+	struct kref *keys;
+	str_key_fn key;
+	const void *ctx;
+};
+
+static void find_job(void *arg)
+{
+	const struct find_job *j = arg;
+	size_t s, i;
+
+	for (s = 0; s < j->n; s++)
+		for (i = j->segs[s].start; i < j->segs[s].start + j->segs[s].n; i++) {
+			const uint32_t idx = (uint32_t)j->w[i].lo;
+			j->key(j->ctx, idx, &j->keys[idx].p, &j->keys[idx].len);
+		}
+}
+
+/* Find the keys of the words of every segment in l, on threads threads. */
+static void find_keys(const struct word128 *w, const struct seg_list *l, struct kref *keys,
+		      str_key_fn key, const void *ctx, unsigned threads)
+{
+	struct find_job jobs[REFINE_MAX_THREADS];
+	size_t per = (l->n + threads - 1) / threads, at = 0;
+	unsigned t, count = 0;
+
+	for (t = 0; t < threads && at < l->n; t++, count++) {
+		const size_t k = l->n - at < per ? l->n - at : per;
+		jobs[t] = (struct find_job){ w, l->s + at, k, keys, key, ctx };
+		at += k;
+	}
+	run_parallel(find_job, jobs, sizeof jobs[0], count);
 }
 
 int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const void *ctx,
 	       unsigned threads)
 {
+	struct refiner r = { w, mask, NULL };
+	struct seg_list big = { 0 }, small = { 0 };
 	struct refine_job jobs[REFINE_MAX_THREADS];
-	size_t start = 0;
+	struct round_buf b = { 0 };
+	size_t i = 0, j, done = 0, weight = 0;
 	unsigned t, count = 0;
-	int rc = 0;
+	bool ok = true;
 
+	if (threads < 1)
+		threads = 1;
 	if (threads > REFINE_MAX_THREADS)
 		threads = REFINE_MAX_THREADS;
-	if (n / REFINE_SHARE < threads)
-		threads = n / REFINE_SHARE ? (unsigned)(n / REFINE_SHARE) : 1;
-	/* Shares end between groups, never inside one. */
-	for (t = 0; t < threads && start < n; t++) {
-		size_t end = t + 1 < threads ? n / threads * (t + 1) : n;
-		if (end < start)
-			end = start;
-		while (end < n && end > 0 && str_tied(&w[end - 1], &w[end], mask))
-			end++;
-		memset(&jobs[count], 0, sizeof jobs[count]);
-		jobs[count].w = w + start;
-		jobs[count].n = end - start;
-		jobs[count].mask = mask;
-		jobs[count].key = key;
-		jobs[count].ctx = ctx;
-		count++;
-		start = end;
+	/* The groups the device sort left tied. */
+	while (ok && i + 1 < n) {
+		for (j = i + 1; j < n && str_tied(&w[i], &w[j], mask); j++)
+			;
+		if (j - i > 1)
+			ok = seg_push(j - i >= REFINE_BIG ? &big : &small, i, j - i, STR_PREFIX);
+		i = j;
 	}
-	run_parallel(refine_job, jobs, sizeof jobs[0], count);
-	for (t = 0; t < count; t++) {
+	if (ok && (big.n || small.n)) {
+		ok = (r.keys = malloc(n * sizeof *r.keys)) != NULL;
+		if (ok) {
+			/* A large group alone would leave the other threads idle. */
+			struct seg_list all = { 0 };
+			for (i = 0; ok && i < big.n; i++)
+				for (j = 0; ok && j < big.s[i].n; j += REFINE_BIG)
+					ok = seg_push(&all, big.s[i].start + j,
+						      big.s[i].n - j < REFINE_BIG ? big.s[i].n - j : REFINE_BIG,
+						      0);
+			if (ok) {
+				find_keys(w, &all, r.keys, key, ctx, threads);
+				find_keys(w, &small, r.keys, key, ctx, threads);
+			}
+			free(all.s);
+		}
+	}
+	/* Large segments on every thread, round after round; what they leave
+	 * tied goes back on the list it is sized for. */
+	while (ok && big.n) {
+		struct seg_list next = { 0 };
+		const struct segment seg = big.s[--big.n];
+		ok = round_of(&r, seg, threads, &b, &next);
+		for (i = 0; ok && i < next.n; i++)
+			ok = seg_push(next.s[i].n >= REFINE_BIG ? &big : &small, next.s[i].start,
+				      next.s[i].n, next.s[i].depth);
+		free(next.s);
+	}
+	free(b.words);
+	free(b.scratch);
+	free(b.small);
+	/* The rest shared out by their words, each share on one thread. */
+	for (i = 0; ok && i < small.n; i++)
+		weight += small.s[i].n;
+	for (i = 0; ok && i < small.n && count < threads; count++) {
+		size_t share = 0;
+		const size_t want = (weight - done) / (threads - count);
+		jobs[count] = (struct refine_job){ &r, small.s + i, 0, false };
+		while (i < small.n && (share < want || jobs[count].n == 0)) {
+			share += small.s[i++].n;
+			jobs[count].n++;
+		}
+		if (count + 1 == threads)
+			while (i < small.n)
+				i++, jobs[count].n++;
+		done += share;
+	}
+	if (ok && count)
+		run_parallel(refine_job, jobs, sizeof jobs[0], count);
+	for (t = 0; t < count; t++)
 		if (jobs[t].failed)
-			rc = CLS_E_FAIL;
-		free(jobs[t].buf);
-	}
-	if (rc)
+			ok = false;
+	free(big.s);
+	free(small.s);
+	free(r.keys);
+	if (!ok) {
 		msg_errno(ENOMEM, "cannot order keys that share a long prefix");
-	return rc;
+		return CLS_E_FAIL;
+	}
+	return 0;
 }
