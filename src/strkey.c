@@ -95,9 +95,11 @@ static inline void key_of(const struct refiner *r, const struct word128 *w,
 	*len = k->len;
 }
 
-/* Bytes from depth on that the keys of seg share, at most the shortest's
- * rest; *equal when every key is the same. */
-static size_t shared_rest(const struct refiner *r, const struct segment *seg, bool *equal)
+/* Bytes from depth on that the keys of words [from, to) of seg share with
+ * its first key, at most the shortest's rest; *equal when every one is the
+ * same as the first. */
+static size_t shared_rest(const struct refiner *r, const struct segment *seg, size_t from,
+			  size_t to, bool *equal)
 {
 	const unsigned char *p0, *p;
 	size_t len0, len, i, l, lcp;
@@ -105,7 +107,7 @@ static size_t shared_rest(const struct refiner *r, const struct segment *seg, bo
 	key_of(r, &r->w[seg->start], &p0, &len0);
 	lcp = len0 - seg->depth;
 	*equal = true;
-	for (i = 1; i < seg->n && (lcp || *equal); i++) {
+	for (i = from; i < to && (lcp || *equal); i++) {
 		key_of(r, &r->w[seg->start + i], &p, &len);
 		l = len - seg->depth < lcp ? len - seg->depth : lcp;
 		if (l && memcmp(p0 + seg->depth, p + seg->depth, l)) {
@@ -232,6 +234,54 @@ static bool order_small(const struct refiner *r, const struct segment *seg, stru
 	return true;
 }
 
+/* A share of a large segment's round: its shared bytes, then its words. */
+struct share_job {
+	const struct refiner *r;
+	const struct segment *seg;
+	size_t from, to;
+	size_t lcp;
+	bool equal;
+	struct word128 *words;	/* the round's words, when set */
+};
+
+static void share_job(void *arg)
+{
+	struct share_job *j = arg;
+	size_t i;
+
+	if (!j->words) {
+		j->lcp = shared_rest(j->r, j->seg, j->from, j->to, &j->equal);
+		return;
+	}
+	for (i = j->from; i < j->to; i++)
+		round_word(j->r, &j->r->w[j->seg->start + i], j->seg->depth, &j->words[i]);
+}
+
+/* Run share_job over seg's words on up to threads threads: the shared
+ * bytes (words NULL, returned, *equal set) or the round's words. */
+static size_t by_shares(const struct refiner *r, const struct segment *seg, unsigned threads,
+			struct word128 *words, bool *equal)
+{
+	struct share_job jobs[REFINE_MAX_THREADS];
+	const size_t per = (seg->n + threads - 1) / threads;
+	size_t lcp = SIZE_MAX;
+	unsigned t, count = 0;
+
+	for (t = 0; t < threads && t * per < seg->n; t++, count++)
+		jobs[t] = (struct share_job){ r, seg, t * per,
+					      seg->n - t * per < per ? seg->n : (t + 1) * per, 0,
+					      true, words };
+	run_parallel(share_job, jobs, sizeof jobs[0], count);
+	if (equal)
+		*equal = true;
+	for (t = 0; t < count && !words; t++) {
+		if (jobs[t].lcp < lcp)
+			lcp = jobs[t].lcp;
+		*equal = *equal && jobs[t].equal;
+	}
+	return lcp;
+}
+
 /* One round of seg on threads threads: its shared bytes skipped, its words
  * sorted on the next 8, the segments still tied pushed on out.  False when
  * out of memory. */
@@ -243,7 +293,8 @@ static bool round_of(const struct refiner *r, struct segment seg, unsigned threa
 	size_t i, j;
 	bool equal;
 
-	seg.depth += shared_rest(r, &seg, &equal);
+	seg.depth += threads > 1 ? by_shares(r, &seg, threads, NULL, &equal) :
+				   shared_rest(r, &seg, 1, seg.n, &equal);
 	/* Equal keys are in index order already. */
 	if (equal)
 		return true;
@@ -251,8 +302,11 @@ static bool round_of(const struct refiner *r, struct segment seg, unsigned threa
 		return order_small(r, &seg, b);
 	if (!buf_room(b, seg.n))
 		return false;
-	for (i = 0; i < seg.n; i++)
-		round_word(r, &w[i], seg.depth, &b->words[i]);
+	if (threads > 1)
+		by_shares(r, &seg, threads, b->words, NULL);
+	else
+		for (i = 0; i < seg.n; i++)
+			round_word(r, &w[i], seg.depth, &b->words[i]);
 	if (radix_sort(b->words, b->scratch, seg.n, WORD128, threads, &sorted))
 		return false;
 	{
@@ -381,7 +435,13 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 		}
 	}
 	/* Large segments on every thread, round after round; what they leave
-	 * tied goes back on the list it is sized for. */
+	 * tied goes back on the list it is sized for.  Where there are as
+	 * many as threads, they are shared out as the small ones are. */
+	if (big.n >= threads) {
+		for (i = 0; ok && i < big.n; i++)
+			ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth);
+		big.n = 0;
+	}
 	while (ok && big.n) {
 		struct seg_list next = { 0 };
 		const struct segment seg = big.s[--big.n];
