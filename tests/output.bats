@@ -282,21 +282,41 @@ killed_mid_sort() {
   ls -A "$T/d" | grep -q '^\.clsort\.' || fail "no named temporary file: $(ls -A "$T/d")"
 }
 
-@test "the output is synced before it is named; --no-sync skips it" {
+@test "--sync: the output is synced before it is named; by default and with --no-sync it is not" {
   "$REFSORT" gen u32 100003 25 > "$T/in"
   "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
-  "$CLSORT" "${DEV[@]}" -v -o "$T/out" "$T/in" 2> "$T/err"
+  "$CLSORT" "${DEV[@]}" -v --sync -o "$T/out" "$T/in" 2> "$T/err"
   grep -q "^clsort: output: $T/out synced to its device in" "$T/err" || fail "$(cat "$T/err")"
   cmp "$T/want" "$T/out"
+  "$CLSORT" "${DEV[@]}" -v -o "$T/out1" "$T/in" 2> "$T/err"
+  ! grep -q "synced" "$T/err" || fail "synced by default"
+  cmp "$T/want" "$T/out1"
   "$CLSORT" "${DEV[@]}" -v --no-sync -o "$T/out2" "$T/in" 2> "$T/err"
   ! grep -q "synced" "$T/err" || fail "synced with --no-sync"
   cmp "$T/want" "$T/out2"
   run --separate-stderr "$CLSORT" --no-sync "$T/in"
   [ "$status" -eq 2 ]
   [ "${stderr_lines[0]}" = "clsort: --no-sync applies to --output only" ]
+  run --separate-stderr "$CLSORT" --sync "$T/in"
+  [ "$status" -eq 2 ]
+  [ "${stderr_lines[0]}" = "clsort: --sync applies to --output only" ]
+  run --separate-stderr "$CLSORT" --sync --no-sync -o "$T/out3" "$T/in"
+  [ "$status" -eq 2 ]
+  [ "${stderr_lines[0]}" = "clsort: --sync and --no-sync cannot be used together" ]
+  [ ! -e "$T/out3" ]
 }
 
-@test "faultinject: fsync failing: exit 2, OUT as it was, nothing left" {
+@test "faultinject: fsync failing without --sync: not called, the output named" {
+  "$REFSORT" gen u32 100003 26 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d"
+  FAULTINJECT_OP=fsync FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EIO \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -o "$T/d/out" "$T/in"
+  cmp "$T/want" "$T/d/out"
+  [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
+}
+
+@test "faultinject: fsync failing with --sync: exit 2, OUT as it was, nothing left" {
   local fmt
   "$REFSORT" gen u32 100003 26 > "$T/in.bin"
   "$REFSORT" gen-kv 20000 26 > "$T/in.kv"
@@ -304,7 +324,7 @@ killed_mid_sort() {
   for fmt in bin kv; do
     printf 'old\n' > "$T/d/out"
     FAULTINJECT_OP=fsync FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EIO \
-      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" -f $fmt \
+      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" -f $fmt --sync \
       -o "$T/d/out" "$T/in.$fmt"
     [ "$status" -eq 2 ]
     [ "$stderr" = "clsort: cannot sync $T/d/out: Input/output error" ]
