@@ -332,3 +332,93 @@ killed_mid_sort() {
     [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
   done
 }
+
+# --- the file keeps its identity, as with sort -o --------------------------------
+
+@test "-o through a symbolic link: the target gets the result, the link stays a link" {
+  "$REFSORT" gen u32 100003 31 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d" "$T/e"
+  printf 'old\n' > "$T/d/target"
+  ln -s ../d/target "$T/e/link"
+  ln -s link "$T/e/link2"
+  "$CLSORT" "${DEV[@]}" -o "$T/e/link2" "$T/in"
+  [ -L "$T/e/link" ] && [ -L "$T/e/link2" ] || fail "a link was replaced: $(ls -l "$T/e")"
+  cmp "$T/want" "$T/d/target"
+  [ "$(ls -A "$T/d")" = target ] && [ "$(ls -A "$T/e" | tr '\n' ' ')" = "link link2 " ]
+  # A dangling link: its target is created.
+  ln -s ../d/new "$T/e/dangling"
+  "$CLSORT" "${DEV[@]}" -o "$T/e/dangling" "$T/in"
+  [ -L "$T/e/dangling" ]
+  cmp "$T/want" "$T/d/new"
+}
+
+@test "-o onto a file with another hard link: the other name sees the result" {
+  local opt
+  "$REFSORT" gen u32 100003 32 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d"
+  for opt in "" -m; do
+    printf 'old\n' > "$T/d/a"
+    ln -f "$T/d/a" "$T/d/b"
+    if [ -n "$opt" ]; then
+      "$CLSORT" "${DEV[@]}" -m -o "$T/d/a" "$T/want"
+    else
+      "$CLSORT" "${DEV[@]}" -o "$T/d/a" "$T/in"
+    fi
+    cmp "$T/want" "$T/d/b" || fail "the other name is not sorted ($opt)"
+    [ "$(stat -c %h "$T/d/a")" = 2 ] && [ "$(stat -c %i "$T/d/a")" = "$(stat -c %i "$T/d/b")" ]
+    [ "$(ls -A "$T/d" | tr '\n' ' ')" = "a b " ] || fail "left beside: $(ls -A "$T/d")"
+  done
+}
+
+@test "-o onto an input: through a symbolic link, with another hard link, with -m" {
+  "$REFSORT" gen u32 1000003 33 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -m "$T/want" "$T/want" > "$T/want2"
+  cp "$T/in" "$T/t"
+  ln -s t "$T/l"
+  "$CLSORT" "${DEV[@]}" -o "$T/l" "$T/l"
+  [ -L "$T/l" ]
+  cmp "$T/want" "$T/t"
+  cp "$T/in" "$T/h1"
+  ln "$T/h1" "$T/h2"
+  "$CLSORT" "${DEV[@]}" -o "$T/h1" "$T/h2"
+  cmp "$T/want" "$T/h1"
+  [ "$(stat -c %i "$T/h1")" = "$(stat -c %i "$T/h2")" ]
+  # -m reads its inputs while it writes: the file is written only after.
+  "$CLSORT" "${DEV[@]}" -m -o "$T/h1" "$T/h2" "$T/h1"
+  cmp "$T/want2" "$T/h2"
+}
+
+@test "-o keeps the owner, group and mode of the file it replaces" {
+  "$REFSORT" gen u32 10007 34 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  printf 'old\n' > "$T/out"
+  chmod 604 "$T/out"
+  "$CLSORT" "${DEV[@]}" -o "$T/out" "$T/in"
+  cmp "$T/want" "$T/out"
+  [ "$(stat -c %a "$T/out")" = 604 ]
+  [ "$(id -u)" = 0 ] || skip "not root: the owner cannot be given away"
+  chown 1234:5678 "$T/out"
+  chmod 640 "$T/out"
+  "$CLSORT" "${DEV[@]}" -o "$T/out" "$T/in"
+  cmp "$T/want" "$T/out"
+  [ "$(stat -c '%u %g %a' "$T/out")" = "1234 5678 640" ] || fail "$(stat -c '%u %g %a' "$T/out")"
+}
+
+# /dev/stdout last: a clsort that renamed over it would replace the link
+# (as root), and fails on the names in /proc first.
+@test "-o /dev/stdout and /proc/self/fd/1: the output goes to standard output" {
+  local name
+  [ -L /dev/stdout ] || skip "/dev/stdout is not a symbolic link"
+  "$REFSORT" gen u32 1000003 35 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  for name in /proc/self/fd/1 /dev/fd/1 /dev/stdout; do
+    printf 'old\n' > "$T/out"
+    "$CLSORT" "${DEV[@]}" -o $name "$T/in" > "$T/out"
+    cmp "$T/want" "$T/out" || fail "$name into a file"
+    "$CLSORT" "${DEV[@]}" -o $name "$T/in" | cmp "$T/want" - || fail "$name into a pipe"
+  done
+  [ -L /dev/stdout ]
+}
