@@ -5,8 +5,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,10 +188,13 @@ int dest_open(struct out_dest *d, const char *path, bool sync)
 	fd = open_unnamed(d->dir);
 	d->unnamed = fd >= 0;
 	if (fd < 0) {
+		tmp_hold_signals();
 		fd = mkostemp(d->tmp_path, O_CLOEXEC);
+		if (fd >= 0)
+			tmp_guard_output(d->tmp_path);
+		tmp_release_signals();
 		if (fd < 0)
 			goto fail;
-		tmp_guard_output(d->tmp_path);
 	}
 	keep_identity(fd, exists ? &st : NULL);
 	msg_info(2, "output: writing %s through %s", path,
@@ -242,7 +243,6 @@ static int name_unnamed(struct out_dest *d, int fd)
 	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	char proc[64];
 	char *const x = d->tmp_path + strlen(d->tmp_path) - 6;
-	sigset_t all, old;
 	unsigned tries;
 	int rc = -1;
 
@@ -251,10 +251,10 @@ static int name_unnamed(struct out_dest *d, int fd)
 		return 0;
 	if (errno != EEXIST)
 		return -1;
-	/* The file has a name only between the link and the rename, and no
-	 * signal that can be caught comes in between. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* The file has a name only between the link and the rename: a signal
+	 * in between removes it (from a thread started before the signals
+	 * were blocked), or waits for the rename (tmp_install_signals). */
+	tmp_guard_output(d->tmp_path);
 	for (tries = 0; tries < 100; tries++) {
 		uint64_t r = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^
 			     (uint64_t)(now_sec() * 1e9) ^ ((uint64_t)tries << 40);
@@ -271,7 +271,6 @@ static int name_unnamed(struct out_dest *d, int fd)
 		errno = err;
 		rc = -1;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 
@@ -382,15 +381,19 @@ int dest_place(struct out_dest *d, int fd, const char *name)
 		dest_drop(d, -1);
 		return rc;
 	}
+	tmp_hold_signals();
 	if (d->unnamed ? name_unnamed(d, fd) : rename(d->tmp_path, d->final_path)) {
-		msg_errno(errno, "cannot rename the output into %s", name);
+		const int err = errno;
 		dest_drop(d, d->unnamed ? fd : -1);
+		tmp_release_signals();
+		msg_errno(err, "cannot rename the output into %s", name);
 		return CLS_E_FAIL;
 	}
+	tmp_guard_output(NULL);
+	tmp_release_signals();
 	if (d->unnamed)
 		/* Flushed by the close above: nothing is left to fail. */
 		close(fd);
-	tmp_guard_output(NULL);
 	if (d->sync && sync_dir(d->dir)) {
 		msg_errno(errno, "cannot sync the directory of %s", name);
 		rc = CLS_E_FAIL;

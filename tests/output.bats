@@ -422,3 +422,29 @@ killed_mid_sort() {
   done
   [ -L /dev/stdout ]
 }
+
+# --- signals ---------------------------------------------------------------------
+
+# A signal in the window where the complete output has a temporary name
+# beside OUT (linked, not yet renamed over OUT) waits for the rename,
+# whichever thread takes it (--progress keeps one more running).
+@test "SIGINT while the output has its temporary name: OUT whole, nothing beside it" {
+  local pid
+  env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
+  "$REFSORT" gen u32 1000003 36 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d"
+  printf 'old\n' > "$T/d/out"
+  FAULTINJECT_STOP=link LD_PRELOAD="$FAULTINJECT" env --default-signal=INT \
+    "$CLSORT" "${DEV[@]}" --progress -o "$T/d/out" "$T/in" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  ls -A "$T/d" | grep -q '^\.clsort\.' || fail "not stopped in the window: $(ls -A "$T/d")"
+  kill -INT $pid
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
+  [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
+  cmp "$T/want" "$T/d/out"
+}
