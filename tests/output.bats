@@ -448,3 +448,31 @@ killed_mid_sort() {
   [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
   cmp "$T/want" "$T/d/out"
 }
+
+@test "with and without --sync: an error or SIGINT mid-write leaves OUT as it was, nothing beside it" {
+  local mode pid
+  env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
+  "$REFSORT" gen u32 1000003 37 > "$T/in"
+  mkdir "$T/d"
+  for mode in --no-sync --sync; do
+    printf 'old\n' > "$T/d/out"
+    FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=ENOSPC FAULTINJECT_AFTER=100000 \
+      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" $mode \
+      -o "$T/d/out" "$T/in"
+    [ "$status" -eq 2 ] || fail "$mode: status $status"
+    [[ "$stderr" == *"No space left on device"* ]] || fail "$mode: $stderr"
+    [ "$(cat "$T/d/out")" = old ] || fail "$mode: OUT changed by the error"
+    [ "$(ls -A "$T/d")" = out ] || fail "$mode: left beside the output: $(ls -A "$T/d")"
+    FAULTINJECT_STOP=1 FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" env --default-signal=INT \
+      "$CLSORT" "${DEV[@]}" $mode -o "$T/d/out" "$T/in" 2> "$T/err" &
+    pid=$!
+    stopped $pid
+    kill -INT $pid
+    kill -CONT $pid
+    status=0
+    wait $pid || status=$?
+    [ "$status" -eq 130 ] || fail "$mode: status $status: $(cat "$T/err")"
+    [ "$(cat "$T/d/out")" = old ] || fail "$mode: OUT changed by SIGINT"
+    [ "$(ls -A "$T/d")" = out ] || fail "$mode: left beside the output: $(ls -A "$T/d")"
+  done
+}
