@@ -20,6 +20,8 @@ static char *volatile pending_named;
 static pthread_mutex_t naming = PTHREAD_MUTEX_INITIALIZER;
 static sigset_t taken;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
+/* A signal was taken (or is waiting to be): the process is about to end. */
+static volatile sig_atomic_t dying;
 
 void tmp_guard_output(char *path)
 {
@@ -33,7 +35,19 @@ void tmp_hold_signals(void)
 
 void tmp_release_signals(void)
 {
+	sigset_t pending;
+	int i;
+
 	pthread_mutex_unlock(&naming);
+	/* A signal that came meanwhile ends the process as soon as the
+	 * signal thread has the lock: this thread must not go on to exit with
+	 * a status of its own first. */
+	if (!dying && sigpending(&pending) == 0)
+		for (i = 1; i < NSIG && !dying; i++)
+			if (sigismember(&taken, i) == 1 && sigismember(&pending, i) == 1)
+				dying = 1;
+	while (dying)
+		pause();
 }
 
 static void remove_pending(void)
@@ -64,6 +78,7 @@ static void *signal_main(void *arg)
 	(void)arg;
 	while (sigwait(&taken, &sig))
 		;
+	dying = 1;
 	pthread_mutex_lock(&naming);
 	remove_pending();
 	signal(sig, SIG_DFL);
