@@ -31,13 +31,14 @@
  *                                 targeted descriptor stops the process
  *                                 (SIGSTOP) before it is made, for a test to
  *                                 kill it there
- *   FAULTINJECT_STOP=link         the first linkat(2) that gives a file a
- *                                 name starting with .clsort. stops the
- *                                 process once the name is made
  *
  * Without FAULTINJECT_TARGET nothing fails.  A call straddling the limit
  * first transfers the bytes that remain, as a short read or write, and the
  * next call fails.
+ *
+ *   FAULTINJECT_STOP=link         the first linkat(2) that gives a file a
+ *                                 name starting with .clsort. stops the
+ *                                 process once the name is made
  *
  *   FAULTINJECT_CL_MAX_BUFFER=N   OpenCL buffers of more than N bytes fail
  *                                 with CL_MEM_OBJECT_ALLOCATION_FAILURE, as a
@@ -73,7 +74,6 @@ static int fail_errno = EIO;
 static unsigned long long allowed;
 static unsigned long long passed;
 static int stop_once;
-static int stop_link;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char marked[MAX_FD];
 
@@ -105,7 +105,6 @@ static void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
 static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
-static int (*real_linkat)(int, const char *, int, const char *, int);
 
 static int parse_errno(const char *s)
 {
@@ -172,7 +171,6 @@ static void init(void)
 	real_dup = sym("dup");
 	real_dup2 = sym("dup2");
 	real_dup3 = sym("dup3");
-	real_linkat = sym("linkat");
 
 	if (!op || !*op || !strcmp(op, "write"))
 		fail_op = OP_WRITE;
@@ -197,7 +195,6 @@ static void init(void)
 	if (a && *a)
 		allowed = strtoull(a, NULL, 10);
 	stop_once = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "1");
-	stop_link = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "link");
 	if (!t || !*t)
 		target = T_NONE;
 	else if (!strcmp(t, "stdout"))
@@ -656,17 +653,23 @@ int dup3(int oldfd, int newfd, int flags)
 	return dup_fd(oldfd, real_dup3(oldfd, newfd, flags));
 }
 
+/* FAULTINJECT_STOP=link: stop once, after linking a .clsort. name. */
 int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
 {
+	static int (*real_linkat)(int, const char *, int, const char *, int);
+	static int stopped;
+	const char *stop = getenv("FAULTINJECT_STOP");
 	const char *base = strrchr(newpath, '/');
 	int rc, now;
 
-	setup();
+	if (!real_linkat)
+		real_linkat = (int (*)(int, const char *, int, const char *, int))sym("linkat");
 	rc = real_linkat(olddirfd, oldpath, newdirfd, newpath, flags);
 	pthread_mutex_lock(&lock);
-	now = rc == 0 && stop_link && !strncmp(base ? base + 1 : newpath, ".clsort.", 8);
+	now = rc == 0 && !stopped && stop && !strcmp(stop, "link") &&
+	      !strncmp(base ? base + 1 : newpath, ".clsort.", 8);
 	if (now)
-		stop_link = 0;
+		stopped = 1;
 	pthread_mutex_unlock(&lock);
 	if (now)
 		raise(SIGSTOP);
