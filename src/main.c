@@ -30,6 +30,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
 static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
+static int sync_output;
 
 static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
@@ -78,8 +79,10 @@ static const struct poptOption options[] = {
 	  "them, e.g. --skip-bad -t, -F 3", NULL },
 	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
+	{ "sync", '\0', POPT_ARG_NONE, &sync_output, 0,
+	  "-o: make the output durable (fsync) before giving it its name", NULL },
 	{ "no-sync", '\0', POPT_ARG_NONE, &no_sync, 0,
-	  "-o: do not wait for the output to reach the disk before giving it its name", NULL },
+	  "-o: do not fsync the output (the default)", NULL },
 	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
 	  "sort on: host (the host engine), auto (the quicker of the host and the auto OpenCL "
 	  "device, as measured), gpu, cpu, P:D or part of a device name; all (every GPU, else every "
@@ -362,8 +365,13 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--key-offset needs --record-size");
 		goto fail;
 	}
-	if (no_sync && !output_arg) {
-		status = usage_error("%s", "--no-sync applies to --output only");
+	if ((no_sync || sync_output) && !output_arg) {
+		status = usage_error("%s", no_sync ? "--no-sync applies to --output only"
+						  : "--sync applies to --output only");
+		goto fail;
+	}
+	if (no_sync && sync_output) {
+		status = usage_error("%s", "--sync and --no-sync cannot be used together");
 		goto fail;
 	}
 	if (o.check != CLS_CHECK_NONE && merge) {
@@ -384,7 +392,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.skip_bad = skip_bad;
 	o.verbose = verbose;
 	o.output = output_arg;
-	o.no_sync = no_sync;
+	o.no_sync = !sync_output;
 	o.key_explicit = key_arg != NULL;
 	o.progress = progress;
 	o.tmpdir = tmpdir_arg;

@@ -5,9 +5,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,7 +12,6 @@
 #include <unistd.h>
 
 #include "progress.h"
-#include "tmpfile.h"
 #include "util.h"
 
 #define OUT_BUF (4u << 20)
@@ -53,30 +49,9 @@ int out_open_mem(struct out_writer *w, size_t expect, unsigned threads)
 	return 0;
 }
 
-/* An unnamed file in dir (O_TMPFILE), which nothing can leave behind; -1
- * where the kernel or the file system has none, or where it could not be
- * given a name at the end (no /proc). */
-static int open_unnamed(const char *dir)
-{
-	char proc[64];
-	struct stat st;
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return -1;
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	if (lstat(proc, &st)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 int out_open_final(struct out_writer *w, const char *path, bool sync)
 {
-	struct stat st;
-	char *dirbuf, *dir, *tmp = NULL;
-	bool unnamed;
+	struct out_dest d;
 	int fd;
 
 	if (!path) {
@@ -85,67 +60,15 @@ int out_open_final(struct out_writer *w, const char *path, bool sync)
 		w->progress = true;
 		return 0;
 	}
-	/* Devices, pipes and the like are written in place. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-		if (fd < 0) {
-			msg_errno(errno, "cannot open %s for writing", path);
-			return CLS_E_FAIL;
-		}
-		if (init(w, fd, path, OUT_BUF)) {
-			close(fd);
-			return CLS_E_FAIL;
-		}
-		w->close_fd = true;
-		w->progress = true;
-		return 0;
-	}
-	dirbuf = strdup(path);
-	dir = dirbuf ? strdup(dirname(dirbuf)) : NULL;
-	free(dirbuf);
-	if (dir)
-		tmp = tmp_template(dir, "/.clsort.");
-	if (!tmp) {
-		msg_errno(ENOMEM, "%s", path);
-		free(dir);
+	fd = dest_open(&d, path, sync);
+	if (fd < 0)
 		return CLS_E_FAIL;
-	}
-	fd = open_unnamed(dir);
-	unnamed = fd >= 0;
-	if (fd < 0) {
-		fd = mkostemp(tmp, O_CLOEXEC);
-		if (fd < 0) {
-			msg_errno(errno, "cannot open %s for writing", path);
-			free(tmp);
-			free(dir);
-			return CLS_E_FAIL;
-		}
-		tmp_guard_output(tmp);
-	}
-	/* Keep an existing file's permissions; a new one gets 0666 & ~umask. */
-	if (stat(path, &st) == 0) {
-		fchmod(fd, st.st_mode & 07777);
-	} else {
-		mode_t mask = umask(0);
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-	}
 	if (init(w, fd, path, OUT_BUF)) {
-		close(fd);
-		if (!unnamed)
-			unlink(tmp);
-		tmp_guard_output(NULL);
-		free(tmp);
-		free(dir);
+		dest_drop(&d, fd);
 		return CLS_E_FAIL;
 	}
-	w->unnamed = unnamed;
-	msg_info(2, "output: writing %s through %s", path,
-		 w->unnamed ? "an unnamed temporary file" : tmp);
-	w->tmp_path = tmp;
-	w->final_path = path;
-	w->dir = dir;
-	w->sync = sync;
+	w->dest = d;
+	w->dest_open = true;
 	w->progress = true;
 	return 0;
 }
@@ -214,7 +137,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 	const uint64_t start = w->part ? w->at : 0, lead = start % page;
 	unsigned char *p;
 
-	if ((!w->tmp_path && !w->part) || w->total || w->len || bytes == 0 ||
+	if ((!w->dest.temp && !w->part) || w->total || w->len || bytes == 0 ||
 	    bytes > SIZE_MAX - lead)
 		return false;
 	/* The whole size at once, so that a full file system says so here,
@@ -418,111 +341,6 @@ static void unmap(struct out_writer *w)
 	w->map = NULL;
 }
 
-/* Sync the directory dir, so that a name given in it lasts. */
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	if (rc) {
-		const int err = errno;
-		close(fd);
-		errno = err;
-		return rc;
-	}
-	return close(fd);
-}
-
-/* Give the unnamed file w->fd the name w->final_path: linked there when no
- * such file exists, else linked under a temporary name that is renamed over
- * it.  -1 with errno set. */
-static int name_unnamed(struct out_writer *w)
-{
-	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	char proc[64];
-	char *const x = w->tmp_path + strlen(w->tmp_path) - 6;
-	sigset_t all, old;
-	unsigned tries;
-	int rc = -1;
-
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, w->final_path, AT_SYMLINK_FOLLOW) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return -1;
-	/* The file has a name only between the link and the rename, and no
-	 * signal that can be caught comes in between. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (tries = 0; tries < 100; tries++) {
-		uint64_t r = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^
-			     (uint64_t)(now_sec() * 1e9) ^ ((uint64_t)tries << 40);
-		int i;
-		for (i = 0; i < 6; i++, r /= sizeof chars - 1)
-			x[i] = chars[r % (sizeof chars - 1)];
-		rc = linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp_path, AT_SYMLINK_FOLLOW);
-		if (rc == 0 || errno != EEXIST)
-			break;
-	}
-	if (rc == 0 && rename(w->tmp_path, w->final_path)) {
-		const int err = errno;
-		unlink(w->tmp_path);
-		errno = err;
-		rc = -1;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
-/* Make the complete -o file durable (unless --no-sync), close it and give
- * it its name (an unnamed file is named through its descriptor, then
- * closed).  0 or CLS_E_FAIL after a message, the file closed either way. */
-static int move_into_place(struct out_writer *w)
-{
-	const double t0 = now_sec();
-	int rc;
-
-	if (w->sync && fsync(w->fd)) {
-		msg_errno(errno, "cannot sync %s", w->final_path);
-		return CLS_E_FAIL;
-	}
-	/* close reports late write errors (NFS flushes at every close), which
-	 * must come before the name is given: an unnamed file is named through
-	 * its descriptor, so a duplicate of it is closed. */
-	if (w->unnamed) {
-		const int d = dup(w->fd);
-		if (d < 0 || close(d))
-			return fail_write(w);
-	} else {
-		const int c = close(w->fd);
-		w->fd = -1;
-		if (c)
-			return fail_write(w);
-	}
-	rc = w->unnamed ? name_unnamed(w) : rename(w->tmp_path, w->final_path);
-	if (rc) {
-		msg_errno(errno, "cannot rename the output into %s", w->final_path);
-		return CLS_E_FAIL;
-	}
-	if (w->unnamed) {
-		/* Flushed by the close above: nothing is left to fail. */
-		close(w->fd);
-		w->fd = -1;
-	}
-	tmp_guard_output(NULL);
-	free(w->tmp_path);
-	w->tmp_path = NULL;
-	if (w->sync && sync_dir(w->dir)) {
-		msg_errno(errno, "cannot sync the directory of %s", w->final_path);
-		return CLS_E_FAIL;
-	}
-	if (w->sync)
-		msg_info(1, "output: %s synced to its device in %.3f s", w->final_path,
-			 now_sec() - t0);
-	return 0;
-}
-
 int out_finish(struct out_writer *w)
 {
 	int rc = flush(w);
@@ -532,12 +350,9 @@ int out_finish(struct out_writer *w)
 	 * reservation could not be undone) ends where its data does. */
 	if (rc == 0 && w->presized > w->total && ftruncate(w->fd, (off_t)w->total))
 		rc = fail_write(w);
-	if (rc == 0 && w->tmp_path)
-		rc = move_into_place(w);
-	else if (rc == 0 && w->close_fd) {
-		/* A device written in place: close reports late errors. */
-		if (close(w->fd))
-			rc = fail_write(w);
+	if (rc == 0 && w->dest_open) {
+		w->dest_open = false;
+		rc = dest_place(&w->dest, w->fd, w->name);
 		w->fd = -1;
 	}
 	if (rc) {
@@ -547,8 +362,6 @@ int out_finish(struct out_writer *w)
 	free_gathers(w);
 	free(w->buf);
 	w->buf = NULL;
-	free(w->dir);
-	w->dir = NULL;
 	return 0;
 }
 
@@ -556,20 +369,13 @@ void out_abort(struct out_writer *w)
 {
 	free_gathers(w);
 	unmap(w);
-	if (w->tmp_path) {
-		if (w->fd >= 0)
-			close(w->fd);
-		if (!w->unnamed)
-			unlink(w->tmp_path);
-		tmp_guard_output(NULL);
-		free(w->tmp_path);
-		w->tmp_path = NULL;
+	if (w->dest_open) {
+		w->dest_open = false;
+		dest_drop(&w->dest, w->fd);
 		w->fd = -1;
 	}
 	free(w->buf);
 	w->buf = NULL;
-	free(w->dir);
-	w->dir = NULL;
 }
 
 /* --- gather ----------------------------------------------------------- */

@@ -9,21 +9,18 @@
 #include <stddef.h>
 
 #include "encode.h"
+#include "outfile.h"
 #include "tie.h"
 
 struct out_writer {
 	int fd;			/* -1 for a memory writer */
 	const char *name;	/* for messages */
-	char *tmp_path;		/* -o: written here, renamed at the end... */
-	bool unnamed;		/* ...or an unnamed file, linked at the end */
-	const char *final_path;
-	char *dir;		/* -o: the directory of final_path */
-	bool sync;		/* -o: fsync file and directory at the end */
+	bool dest_open;		/* -o: dest holds what fd writes for it */
+	struct out_dest dest;
 	bool progress;		/* the final output: its bytes count for --progress */
 	unsigned char *buf;
 	size_t cap, len;
 	bool mem;		/* grows in memory, never flushed */
-	bool close_fd;		/* out_finish closes fd (a device opened by path) */
 	size_t total;		/* bytes written so far */
 	struct gather *gathers;	/* per-thread buffers of out_emit */
 	unsigned char *map;	/* -o: a shared mapping of the file's first map_len bytes
@@ -38,9 +35,11 @@ struct out_writer {
 };
 
 /* The final output: stdout when path is NULL, else path, written through a
- * temporary file in its directory when it is (or will be) a regular file:
- * an unnamed one (O_TMPFILE) where the file system has them, else one
- * named .clsort. and six random characters.  With sync, out_finish makes
+ * temporary file in its directory when it is (or will be) a regular file
+ * of one name: an unnamed one (O_TMPFILE) where the file system has them,
+ * else one named .clsort. and six random characters; symbolic links are
+ * followed, and a file with other names (or /dev/stdout) is given the
+ * result by a copy at the end (outfile.h).  With sync, out_finish makes
  * the file and its name durable.  0 or CLS_E_FAIL after a message. */
 int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;

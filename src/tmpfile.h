@@ -6,12 +6,20 @@
 #define CLSORT_TMPFILE_H
 
 /* Catch SIGINT, SIGTERM, SIGHUP and SIGBUS to remove the guarded files
- * before dying of the signal. */
+ * before dying of the signal.  The first three are blocked in the calling
+ * thread, and so in every thread it starts afterwards, and taken by a
+ * thread of their own; call it before starting any other. */
 void tmp_install_signals(void);
 
 /* While path (a buffer that stays valid) is not NULL, the handler above
  * removes that file: for the -o temporary file until it is renamed. */
 void tmp_guard_output(char *path);
+
+/* Between these two calls no signal's removal of the guarded files runs
+ * (it waits for tmp_release_signals): a name is made and renamed or
+ * removed in between, from one state the handler knows to the next. */
+void tmp_hold_signals(void);
+void tmp_release_signals(void);
 
 /* A new temporary file in dir, already unlinked so that nothing is left
  * behind however the process ends.  The fd, or -1 after a message naming

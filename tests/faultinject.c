@@ -37,6 +37,10 @@
  * first transfers the bytes that remain, as a short read or write, and the
  * next call fails.
  *
+ *   FAULTINJECT_STOP=link         the first linkat(2) that gives a file a
+ *                                 name starting with .clsort. stops the
+ *                                 process once the name is made
+ *
  *   FAULTINJECT_CL_MAX_BUFFER=N   OpenCL buffers of more than N bytes fail
  *                                 with CL_MEM_OBJECT_ALLOCATION_FAILURE, as a
  *                                 device with less memory than it claims
@@ -649,6 +653,29 @@ int dup3(int oldfd, int newfd, int flags)
 {
 	setup();
 	return dup_fd(oldfd, real_dup3(oldfd, newfd, flags));
+}
+
+/* FAULTINJECT_STOP=link: stop once, after linking a .clsort. name. */
+int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
+{
+	static int (*real_linkat)(int, const char *, int, const char *, int);
+	static int stopped;
+	const char *stop = getenv("FAULTINJECT_STOP");
+	const char *base = strrchr(newpath, '/');
+	int rc, now;
+
+	if (!real_linkat)
+		real_linkat = (int (*)(int, const char *, int, const char *, int))sym("linkat");
+	rc = real_linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+	pthread_mutex_lock(&lock);
+	now = rc == 0 && !stopped && stop && !strcmp(stop, "link") &&
+	      !strncmp(base ? base + 1 : newpath, ".clsort.", 8);
+	if (now)
+		stopped = 1;
+	pthread_mutex_unlock(&lock);
+	if (now)
+		raise(SIGSTOP);
+	return rc;
 }
 
 /* --- OpenCL ---------------------------------------------------------- */

@@ -282,21 +282,41 @@ killed_mid_sort() {
   ls -A "$T/d" | grep -q '^\.clsort\.' || fail "no named temporary file: $(ls -A "$T/d")"
 }
 
-@test "the output is synced before it is named; --no-sync skips it" {
+@test "--sync: the output is synced before it is named; by default and with --no-sync it is not" {
   "$REFSORT" gen u32 100003 25 > "$T/in"
   "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
-  "$CLSORT" "${DEV[@]}" -v -o "$T/out" "$T/in" 2> "$T/err"
+  "$CLSORT" "${DEV[@]}" -v --sync -o "$T/out" "$T/in" 2> "$T/err"
   grep -q "^clsort: output: $T/out synced to its device in" "$T/err" || fail "$(cat "$T/err")"
   cmp "$T/want" "$T/out"
+  "$CLSORT" "${DEV[@]}" -v -o "$T/out1" "$T/in" 2> "$T/err"
+  ! grep -q "synced" "$T/err" || fail "synced by default"
+  cmp "$T/want" "$T/out1"
   "$CLSORT" "${DEV[@]}" -v --no-sync -o "$T/out2" "$T/in" 2> "$T/err"
   ! grep -q "synced" "$T/err" || fail "synced with --no-sync"
   cmp "$T/want" "$T/out2"
   run --separate-stderr "$CLSORT" --no-sync "$T/in"
   [ "$status" -eq 2 ]
   [ "${stderr_lines[0]}" = "clsort: --no-sync applies to --output only" ]
+  run --separate-stderr "$CLSORT" --sync "$T/in"
+  [ "$status" -eq 2 ]
+  [ "${stderr_lines[0]}" = "clsort: --sync applies to --output only" ]
+  run --separate-stderr "$CLSORT" --sync --no-sync -o "$T/out3" "$T/in"
+  [ "$status" -eq 2 ]
+  [ "${stderr_lines[0]}" = "clsort: --sync and --no-sync cannot be used together" ]
+  [ ! -e "$T/out3" ]
 }
 
-@test "faultinject: fsync failing: exit 2, OUT as it was, nothing left" {
+@test "faultinject: fsync failing without --sync: not called, the output named" {
+  "$REFSORT" gen u32 100003 26 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d"
+  FAULTINJECT_OP=fsync FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EIO \
+    LD_PRELOAD="$FAULTINJECT" "$CLSORT" "${DEV[@]}" -o "$T/d/out" "$T/in"
+  cmp "$T/want" "$T/d/out"
+  [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
+}
+
+@test "faultinject: fsync failing with --sync: exit 2, OUT as it was, nothing left" {
   local fmt
   "$REFSORT" gen u32 100003 26 > "$T/in.bin"
   "$REFSORT" gen-kv 20000 26 > "$T/in.kv"
@@ -304,11 +324,155 @@ killed_mid_sort() {
   for fmt in bin kv; do
     printf 'old\n' > "$T/d/out"
     FAULTINJECT_OP=fsync FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=EIO \
-      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" -f $fmt \
+      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" -f $fmt --sync \
       -o "$T/d/out" "$T/in.$fmt"
     [ "$status" -eq 2 ]
     [ "$stderr" = "clsort: cannot sync $T/d/out: Input/output error" ]
     [ "$(cat "$T/d/out")" = old ]
     [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
+  done
+}
+
+# --- the file keeps its identity, as with sort -o --------------------------------
+
+@test "-o through a symbolic link: the target gets the result, the link stays a link" {
+  "$REFSORT" gen u32 100003 31 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d" "$T/e"
+  printf 'old\n' > "$T/d/target"
+  ln -s ../d/target "$T/e/link"
+  ln -s link "$T/e/link2"
+  "$CLSORT" "${DEV[@]}" -o "$T/e/link2" "$T/in"
+  [ -L "$T/e/link" ] && [ -L "$T/e/link2" ] || fail "a link was replaced: $(ls -l "$T/e")"
+  cmp "$T/want" "$T/d/target"
+  [ "$(ls -A "$T/d")" = target ] && [ "$(ls -A "$T/e" | tr '\n' ' ')" = "link link2 " ]
+  # A dangling link: its target is created.
+  ln -s ../d/new "$T/e/dangling"
+  "$CLSORT" "${DEV[@]}" -o "$T/e/dangling" "$T/in"
+  [ -L "$T/e/dangling" ]
+  cmp "$T/want" "$T/d/new"
+}
+
+@test "-o onto a file with another hard link: the other name sees the result" {
+  local opt
+  "$REFSORT" gen u32 100003 32 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d"
+  for opt in "" -m; do
+    printf 'old\n' > "$T/d/a"
+    ln -f "$T/d/a" "$T/d/b"
+    if [ -n "$opt" ]; then
+      "$CLSORT" "${DEV[@]}" -m -o "$T/d/a" "$T/want"
+    else
+      "$CLSORT" "${DEV[@]}" -o "$T/d/a" "$T/in"
+    fi
+    cmp "$T/want" "$T/d/b" || fail "the other name is not sorted ($opt)"
+    [ "$(stat -c %h "$T/d/a")" = 2 ] && [ "$(stat -c %i "$T/d/a")" = "$(stat -c %i "$T/d/b")" ]
+    [ "$(ls -A "$T/d" | tr '\n' ' ')" = "a b " ] || fail "left beside: $(ls -A "$T/d")"
+  done
+}
+
+@test "-o onto an input: through a symbolic link, with another hard link, with -m" {
+  "$REFSORT" gen u32 1000003 33 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -m "$T/want" "$T/want" > "$T/want2"
+  cp "$T/in" "$T/t"
+  ln -s t "$T/l"
+  "$CLSORT" "${DEV[@]}" -o "$T/l" "$T/l"
+  [ -L "$T/l" ]
+  cmp "$T/want" "$T/t"
+  cp "$T/in" "$T/h1"
+  ln "$T/h1" "$T/h2"
+  "$CLSORT" "${DEV[@]}" -o "$T/h1" "$T/h2"
+  cmp "$T/want" "$T/h1"
+  [ "$(stat -c %i "$T/h1")" = "$(stat -c %i "$T/h2")" ]
+  # -m reads its inputs while it writes: the file is written only after.
+  "$CLSORT" "${DEV[@]}" -m -o "$T/h1" "$T/h2" "$T/h1"
+  cmp "$T/want2" "$T/h2"
+}
+
+@test "-o keeps the owner, group and mode of the file it replaces" {
+  "$REFSORT" gen u32 10007 34 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  printf 'old\n' > "$T/out"
+  chmod 604 "$T/out"
+  "$CLSORT" "${DEV[@]}" -o "$T/out" "$T/in"
+  cmp "$T/want" "$T/out"
+  [ "$(stat -c %a "$T/out")" = 604 ]
+  [ "$(id -u)" = 0 ] || skip "not root: the owner cannot be given away"
+  chown 1234:5678 "$T/out"
+  chmod 640 "$T/out"
+  "$CLSORT" "${DEV[@]}" -o "$T/out" "$T/in"
+  cmp "$T/want" "$T/out"
+  [ "$(stat -c '%u %g %a' "$T/out")" = "1234 5678 640" ] || fail "$(stat -c '%u %g %a' "$T/out")"
+}
+
+# /dev/stdout last: a clsort that renamed over it would replace the link
+# (as root), and fails on the names in /proc first.
+@test "-o /dev/stdout and /proc/self/fd/1: the output goes to standard output" {
+  local name
+  [ -L /dev/stdout ] || skip "/dev/stdout is not a symbolic link"
+  "$REFSORT" gen u32 1000003 35 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  for name in /proc/self/fd/1 /dev/fd/1 /dev/stdout; do
+    printf 'old\n' > "$T/out"
+    "$CLSORT" "${DEV[@]}" -o $name "$T/in" > "$T/out"
+    cmp "$T/want" "$T/out" || fail "$name into a file"
+    "$CLSORT" "${DEV[@]}" -o $name "$T/in" | cmp "$T/want" - || fail "$name into a pipe"
+  done
+  [ -L /dev/stdout ]
+}
+
+# --- signals ---------------------------------------------------------------------
+
+# A signal in the window where the complete output has a temporary name
+# beside OUT (linked, not yet renamed over OUT) waits for the rename,
+# whichever thread takes it (--progress keeps one more running).
+@test "SIGINT while the output has its temporary name: OUT whole, nothing beside it" {
+  local pid
+  env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
+  "$REFSORT" gen u32 1000003 36 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  mkdir "$T/d"
+  printf 'old\n' > "$T/d/out"
+  FAULTINJECT_STOP=link LD_PRELOAD="$FAULTINJECT" env --default-signal=INT \
+    "$CLSORT" "${DEV[@]}" --progress -o "$T/d/out" "$T/in" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  ls -A "$T/d" | grep -q '^\.clsort\.' || fail "not stopped in the window: $(ls -A "$T/d")"
+  kill -INT $pid
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
+  [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
+  cmp "$T/want" "$T/d/out"
+}
+
+@test "with and without --sync: an error or SIGINT mid-write leaves OUT as it was, nothing beside it" {
+  local mode pid
+  env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
+  "$REFSORT" gen u32 1000003 37 > "$T/in"
+  mkdir "$T/d"
+  for mode in --no-sync --sync; do
+    printf 'old\n' > "$T/d/out"
+    FAULTINJECT_TARGET=tmp FAULTINJECT_ERRNO=ENOSPC FAULTINJECT_AFTER=100000 \
+      LD_PRELOAD="$FAULTINJECT" run --separate-stderr "$CLSORT" "${DEV[@]}" $mode \
+      -o "$T/d/out" "$T/in"
+    [ "$status" -eq 2 ] || fail "$mode: status $status"
+    [[ "$stderr" == *"No space left on device"* ]] || fail "$mode: $stderr"
+    [ "$(cat "$T/d/out")" = old ] || fail "$mode: OUT changed by the error"
+    [ "$(ls -A "$T/d")" = out ] || fail "$mode: left beside the output: $(ls -A "$T/d")"
+    FAULTINJECT_STOP=1 FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" env --default-signal=INT \
+      "$CLSORT" "${DEV[@]}" $mode -o "$T/d/out" "$T/in" 2> "$T/err" &
+    pid=$!
+    stopped $pid
+    kill -INT $pid
+    kill -CONT $pid
+    status=0
+    wait $pid || status=$?
+    [ "$status" -eq 130 ] || fail "$mode: status $status: $(cat "$T/err")"
+    [ "$(cat "$T/d/out")" = old ] || fail "$mode: OUT changed by SIGINT"
+    [ "$(ls -A "$T/d")" = out ] || fail "$mode: left beside the output: $(ls -A "$T/d")"
   done
 }

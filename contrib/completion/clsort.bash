@@ -19,7 +19,7 @@ _clsort()
 	local opts='-k --key-type= -f --format= -R --record-size= --key-offset=
 		-t --field-separator= -F --field= -z --zero-terminated --header --header=
 		-u --unique -m --merge -r --descending --reverse -s --stable
-		-c --check --check= -C --skip-bad -o --output= --no-sync -d --device=
+		-c --check --check= -C --skip-bad -o --output= --sync --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
 		--host-threshold= --local-kernel= --parallel= --progress -v --verbose
 		-V --version -h --help'
