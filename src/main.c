@@ -22,9 +22,13 @@
 
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
-	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER,
+	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER, OPT_KEY,
 };
 
+/* -k: a key type (type_arg), or sort(1)'s key definitions, of which
+ * keydefs were given, the last keydef_arg. */
+static char *type_arg, *keydef_arg;
+static int keydefs;
 static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
 	*tmpdir_arg, *check_arg, *local_arg, *header_arg;
 /* LONG_MIN: not given. */
@@ -33,10 +37,11 @@ static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress,
 static int sync_output;
 
 static const struct poptOption options[] = {
-	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, 0,
+	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, OPT_KEY,
 	  "key type: u32 (default), i32, f32, u64, i64, f64; str for text keys compared "
 	  "byte by byte, e.g. -t, -F 2 -k str; bytes:N for binary keys of N bytes (1 to 64) in "
-	  "memcmp order, e.g. -R 100 -k bytes:10", "TYPE" },
+	  "memcmp order, e.g. -R 100 -k bytes:10; or a sort(1) key of one field, e.g. -k2,2n "
+	  "(-F 2 -k f64) or -k3,3r (-F 3 -k str -r)", "TYPE|KEYDEF" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
 	  "input format: bin (default: little-endian keys or records), kv (text lines, the key in a "
 	  "field) or npy (NumPy .npy arrays)", "FORMAT" },
@@ -145,6 +150,55 @@ static int usage_error(const char *fmt, const char *arg)
 	return CLS_EXIT_ERROR;
 }
 
+/* A sort(1) key definition of one field, "N,N" with the options n, g, r
+ * and b (b only beside n or g): its field, whether the key is a number and
+ * whether descending.  0, or a usage error's status after its message,
+ * which names the clsort way where there is one. */
+static int sort_keydef(const char *def, unsigned long *field, bool *numeric, bool *reverse)
+{
+	const char *p = def;
+	unsigned long end;
+	bool blanks = false;
+	char *e;
+
+	*numeric = *reverse = false;
+	*field = strtoul(p, &e, 10);
+	for (p = e;; p++) {
+		if (*p == '.')
+			return usage_error("-k %s: character positions in a field are not taken: -F N "
+					   "sorts by the whole field", def);
+		if (*p == ',' && p[1] >= '0' && p[1] <= '9') {
+			end = strtoul(p + 1, &e, 10);
+			if (end != *field)
+				return usage_error("-k %s spans several fields: a key is one field, as "
+						   "in -k N,N", def);
+			p = e - 1;
+			continue;
+		}
+		if (*p == 'n' || *p == 'g')
+			*numeric = true;
+		else if (*p == 'r')
+			*reverse = true;
+		else if (*p == 'b')
+			blanks = true;
+		else if (*p)
+			return usage_error(*p == ',' ? "-k %s: the key's end is not a field number" :
+					   "-k %s: this sort(1) key option is not taken (n, g, r; b beside n "
+					   "or g)", def);
+		else
+			break;
+	}
+	if (!strchr(def, ','))
+		return usage_error("-k %s runs to the end of the line: a key is one field, as in "
+				   "-k N,N", def);
+	/* A number's leading blanks are skipped anyway; a string's are part
+	 * of the field, as sort has them without b. */
+	if (blanks && !*numeric)
+		return usage_error("-k %s: b is taken beside n or g only (a string key keeps its "
+				   "leading blanks)", def);
+	return 0;
+}
+
 static int size_option(const char *name, const char *arg, uint64_t *bytes, double *pct,
 		       bool pct_ok)
 {
@@ -187,6 +241,15 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	poptSetOtherOptionHelp(ctx, "[OPTION]... [FILE]...");
 	while ((rc = poptGetNextOpt(ctx)) > 0) {
 		switch (rc) {
+		case OPT_KEY:
+			/* No key type starts with a digit: this is sort's -k. */
+			if (key_arg[0] >= '0' && key_arg[0] <= '9') {
+				keydef_arg = key_arg;
+				keydefs++;
+			} else {
+				type_arg = key_arg;
+			}
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -288,6 +351,32 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		goto fail;
 	}
 
+	key_arg = type_arg;
+	if (keydefs > 1) {
+		status = usage_error("-k %s and another sort(1) key: clsort sorts by one field, "
+				     "as -F N", keydef_arg);
+		goto fail;
+	}
+	if (keydefs) {
+		static char field_text[24];
+		unsigned long n;
+		bool numeric, reverse;
+		if ((status = sort_keydef(keydef_arg, &n, &numeric, &reverse)))
+			goto fail;
+		if (field_arg) {
+			status = usage_error("-k %s and -F both name the key field", keydef_arg);
+			goto fail;
+		}
+		snprintf(field_text, sizeof field_text, "%lu", n);
+		field_arg = field_text;
+		/* Without -t, sort splits fields at blanks. */
+		if (!sep_arg)
+			sep_arg = "blank";
+		if (!key_arg)
+			key_arg = numeric ? "f64" : "str";
+		if (reverse)
+			descending = 1;
+	}
 	if (key_arg && !strcmp(key_arg, "str")) {
 		o.str_key = true;
 	} else if (key_arg && !(o.key = key_type_find(key_arg))) {

@@ -383,3 +383,36 @@ bad
   printf 'b 2\na 1\n' > "$T/nl"
   same_as_sort "$T/nl" "-t blank -F 2" -k2,2n
 }
+
+@test "sort's -k N,N of one field: the same bytes as sort -s -k" {
+  gen_text 3000 21 , > "$T/in"
+  for k in 3,3n 3,3nr 3,3rn 2,2 2,2r 5,5 1,1g 3b,3n; do
+    sort -s -t , -k "$k" < "$T/in" > "$T/want"
+    "$CLSORT" "${DEV[@]}" -t , -k "$k" "$T/in" > "$T/got" || fail "-k $k: status $?"
+    cmp "$T/want" "$T/got" || fail "-k $k differs from sort -s -t , -k $k"
+  done
+  # -r given apart, and a key type beside the key's field.
+  sort -s -t , -k3,3nr < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k3,3n -r "$T/in")
+  sort -s -t , -k3,3n < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k3,3 -k u32 "$T/in")
+  printf 'x 2\ny  1\nz 10\n' > "$T/blank"
+  sort -s -k2,2n < "$T/blank" | cmp - <("$CLSORT" "${DEV[@]}" -t blank -k2,2n "$T/blank")
+  # Without -t, fields split at blanks, as in sort.
+  sort -s -k2,2n < "$T/blank" | cmp - <("$CLSORT" "${DEV[@]}" -k2,2n "$T/blank")
+  sort -s -k2,2 < "$T/blank" | cmp - <("$CLSORT" "${DEV[@]}" -k2,2 "$T/blank")
+}
+
+@test "sort's -k forms clsort does not take: one line naming the clsort way" {
+  printf 'a,1\n' > "$T/in"
+  for case in "2:runs to the end of the line" "2,3:spans several fields" "2.3,2:character positions" \
+              "2,2h:sort(1) key option is not taken" "2,2b:b is taken beside n or g only"; do
+    run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
+    [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
+    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "-k ${case%%:*}: ${stderr_lines[0]}"
+  done
+  run --separate-stderr "$CLSORT" -t , -k 1,1 -k 2,2n "$T/in"
+  [ "$status" -eq 2 ]
+  [[ "${stderr_lines[0]}" == *"clsort sorts by one field"* ]]
+  run --separate-stderr "$CLSORT" -t , -k 2,2 -F 2 "$T/in"
+  [ "$status" -eq 2 ]
+  [[ "${stderr_lines[0]}" == *"-k 2,2 and -F both name the key field"* ]]
+}
