@@ -35,7 +35,7 @@ struct cls_opts {
 	size_t key_offset;	/* bin: offset of the key inside a record */
 	char separator;		/* kv */
 	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
-	unsigned field;		/* kv: the key is this field, from 1 */
+	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
 	bool zero_terminated;	/* kv: lines end in NUL (-z) */
 	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
 	bool descending;

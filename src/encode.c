@@ -24,7 +24,7 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->sep = o->separator;
 	f->eol = o->zero_terminated ? '\0' : '\n';
 	f->blank = o->blank_sep;
-	f->field = o->field ? o->field : 1;
+	f->field = o->field;
 	f->skip_bad = o->skip_bad;
 	f->str = o->str_key;
 	f->unique = o->unique;
@@ -352,14 +352,19 @@ static inline bool is_blank(const struct enc_format *f, unsigned char c)
 
 /* Field f->field of a line, as sort(1) takes -k N,N: between the
  * separators N-1 and N, or with -t blank from the end of field N-1 (its
- * leading blanks included) to the end of the next run of non-blanks.
- * False when the line has fewer fields. */
+ * leading blanks included) to the end of the next run of non-blanks;
+ * field 0 is the whole line.  False when the line has fewer fields. */
 static bool kv_field(const struct enc_format *f, const char *line, size_t len, const char **key,
 		     size_t *klen)
 {
 	const char *p = line, *const end = line + len, *q;
 	unsigned n;
 
+	if (f->field == 0) {
+		*key = line;
+		*klen = len;
+		return true;
+	}
 	if (!f->blank) {
 		for (n = 1; n < f->field; n++) {
 			q = memchr(p, f->sep, (size_t)(end - p));

@@ -31,7 +31,7 @@ struct enc_format {
 	char sep;		/* kv */
 	char eol;		/* kv: the byte that ends a line: newline, or NUL (-z) */
 	bool blank;		/* kv: fields split at runs of blanks, not at sep */
-	unsigned field;		/* kv: the key is this field, from 1 */
+	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
 	bool unique;		/* keep the first record of each key */
 	bool str;		/* kv: string keys (strkey.h); kt is NULL */

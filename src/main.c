@@ -53,7 +53,8 @@ static const struct poptOption options[] = {
 	  "text: the byte between fields (default ':'), \\t for a tab, or 'blank' for runs of "
 	  "blanks as sort(1) splits without -t", "SEP" },
 	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
-	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column; "
+	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column, "
+	  "or the whole line with -F 0; "
 	  "npy: the key field of structured records by its name, e.g. -f npy -F score", "N|NAME" },
 	{ "merge", 'm', POPT_ARG_NONE, &merge, 0,
 	  "merge inputs that are already sorted, e.g. clsort -m -t, -F 2 -k str a.csv b.csv "
@@ -236,6 +237,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	o.key = key_type_find("u32");
 	o.format = CLS_FMT_BIN;
 	o.separator = ':';
+	o.field = 1;
 
 	ctx = poptGetContext("clsort", argc, argv, options, 0);
 	poptSetOtherOptionHelp(ctx, "[OPTION]... [FILE]...");
@@ -408,8 +410,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		unsigned long n;
 		errno = 0;
 		n = strtoul(field_arg, &end, 10);
-		if (!*field_arg || *end || *field_arg == '-' || errno || n < 1 || n > 65535) {
-			status = usage_error("invalid field number '%s' (1 to 65535)", field_arg);
+		if (!*field_arg || *end || *field_arg == '-' || errno || n > 65535) {
+			status = usage_error("invalid field number '%s' (0 to 65535)", field_arg);
 			goto fail;
 		}
 		o.field = (unsigned)n;

@@ -148,7 +148,7 @@ if len(open(T + '/o.npy', 'rb').read()) % 8 or np.lib.format.read_magic(open(T +
   # Without -f npy, -F is a text field's number.
   run --separate-stderr "$CLSORT" -F a "$T/bad.npy"
   [ "$status" -eq 2 ]
-  [ "${stderr_lines[0]}" = "clsort: invalid field number 'a' (1 to 65535)" ]
+  [ "${stderr_lines[0]}" = "clsort: invalid field number 'a' (0 to 65535)" ]
 }
 
 @test "-u and -m -u: the header counts the records kept, to a file and to a pipe" {
