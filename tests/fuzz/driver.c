@@ -154,6 +154,7 @@ int main(int argc, char **argv)
 		 base);
 	if (!buf || load_seeds(dir, &seeds, &nseeds)) {
 		printf("Bail out! no seeds in %s\n", dir);
+		free(buf);
 		return 1;
 	}
 	/* The targets' one-line messages on bad input are expected: they go
