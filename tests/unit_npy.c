@@ -32,7 +32,8 @@ static int open_guarded(const char *text, size_t len, const void *data, size_t d
 	f[8] = (unsigned char)len;
 	f[9] = (unsigned char)(len >> 8);
 	memcpy(f + 10, text, len);
-	memcpy(f + 10 + len, data, dlen);
+	if (dlen)	/* data may be NULL, which memcpy may not take even for 0 bytes */
+		memcpy(f + 10 + len, data, dlen);
 	memset(&file, 0, sizeof file);
 	file.name = "guarded.npy";
 	file.data = f;

@@ -1,0 +1,39 @@
+/* The kv/CSV line parser: field split and key parse (enc_key) of one line.
+ * The first byte picks the key type (or string keys), the separator mode
+ * and the field; the rest is the line. */
+#include "config.h"
+
+#include <string.h>
+
+#include "../../src/encode.h"
+#include "../../src/keys.h"
+#include "fuzz.h"
+
+const unsigned long fuzz_iterations = 300000;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char seps[] = ",\t; |";
+	struct enc_format f;
+	unsigned ntypes = 0, pick;
+	uint64_t key;
+
+	if (!size)
+		return 0;
+	while (key_types[ntypes].name)
+		ntypes++;
+	memset(&f, 0, sizeof f);
+	f.fmt = CLS_FMT_KV;
+	pick = data[0] % (ntypes + 1);
+	f.str = pick == ntypes;
+	f.kt = f.str ? NULL : &key_types[pick];
+	f.mask = data[0] & 0x80 ? ~(uint64_t)0 : 0;
+	f.blank = (data[0] >> 3) % 6 == 5;
+	f.sep = seps[(data[0] >> 3) % 6 % 5];
+	f.eol = '\n';
+	f.field = 1 + (data[0] >> 5) % 4;
+	f.indexed = true;
+	f.kind = f.str ? WORD128 : key_word_kind(f.kt, true);
+	enc_key(&f, data + 1, size - 1, &key);
+	return 0;
+}
