@@ -396,6 +396,16 @@ static bool kv_field(const struct enc_format *f, const char *line, size_t len, c
 	return true;
 }
 
+/* A string key's field: a missing one is an empty key, as sort has it. */
+static void str_field(const struct enc_format *f, const char *line, size_t len, const char **key,
+		      size_t *klen)
+{
+	if (!kv_field(f, line, len, key, klen)) {
+		*key = line + len;
+		*klen = 0;
+	}
+}
+
 /* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOFIELD; the
  * key field in *kp, *kplen. */
 static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
@@ -406,20 +416,16 @@ static int kv_key(const struct enc_format *f, const char *line, size_t len, uint
 	uint64_t raw;
 	int rc;
 
-	if (!kv_field(f, line, len, &k, &klen)) {
-		/* A missing field is an empty string key, as sort has it; a
-		 * number it cannot be. */
-		if (!f->str)
-			return KV_NOFIELD;
-		k = line + len;
-		klen = 0;
-	}
-	*kp = k;
-	*kplen = klen;
 	if (f->str) {
-		*key = str_prefix((const unsigned char *)k, klen) ^ f->mask;
+		str_field(f, line, len, kp, kplen);
+		*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
 		return KEY_OK;
 	}
+	/* A number a missing field cannot be. */
+	if (!kv_field(f, line, len, &k, &klen))
+		return KV_NOFIELD;
+	*kp = k;
+	*kplen = klen;
 	/* As sort -n reads numbers: leading blanks (part of a field split at
 	 * blanks) and the carriage return of a CRLF line are not the key's. */
 	if (f->blank)
@@ -449,13 +455,9 @@ int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, ui
 static void batch_key(const void *ctx, size_t i, const unsigned char **key, size_t *len)
 {
 	const struct batch_ctx *c = ctx;
-	const char *k = NULL;
+	const char *k;
 
-	/* A missing field is an empty key, as kv_key has it. */
-	if (!kv_field(c->f, c->b->lines[i].p, c->b->lines[i].len, &k, len)) {
-		k = c->b->lines[i].p + c->b->lines[i].len;
-		*len = 0;
-	}
+	str_field(c->f, c->b->lines[i].p, c->b->lines[i].len, &k, len);
 	*key = (const unsigned char *)k;
 }
 
