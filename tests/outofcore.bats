@@ -500,7 +500,7 @@ interrupt() {
 # is stopped at its first write (or allocation) into a temporary file: a
 # run's, or the -o output's before it has its name.
 interrupt_at_write() {
-  FAULTINJECT_STOP=1 FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" \
+  FAULTINJECT_STOP=1 FAULTINJECT_OP=none FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" \
     env --default-signal=INT "$CLSORT" "${DEV[@]}" "$@" 2> "$T/err" &
   pid=$!
   stopped $pid

@@ -463,7 +463,7 @@ killed_mid_sort() {
     [[ "$stderr" == *"No space left on device"* ]] || fail "$mode: $stderr"
     [ "$(cat "$T/d/out")" = old ] || fail "$mode: OUT changed by the error"
     [ "$(ls -A "$T/d")" = out ] || fail "$mode: left beside the output: $(ls -A "$T/d")"
-    FAULTINJECT_STOP=1 FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" env --default-signal=INT \
+    FAULTINJECT_STOP=1 FAULTINJECT_OP=none FAULTINJECT_TARGET=tmp LD_PRELOAD="$FAULTINJECT" env --default-signal=INT \
       "$CLSORT" "${DEV[@]}" $mode -o "$T/d/out" "$T/in" 2> "$T/err" &
     pid=$!
     stopped $pid
