@@ -24,6 +24,14 @@ enum cls_local { CLS_LOCAL_AUTO, CLS_LOCAL_BITONIC, CLS_LOCAL_MERGE };
 
 struct key_type;
 
+/* One of several keys of text lines (-K, or sort's -k given more than
+ * once), the first the primary. */
+struct cls_key {
+	unsigned field;			/* from 1; 0: the whole line */
+	const struct key_type *type;	/* NULL: a byte string */
+	bool reverse;
+};
+
 struct cls_opts {
 	const struct key_type *key;
 	bool key_explicit;	/* -k given (npy: else the dtype's) */
@@ -38,6 +46,8 @@ struct cls_opts {
 	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
 	bool zero_terminated;	/* kv: lines end in NUL (-z) */
 	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
+	const struct cls_key *keys;	/* kv: several keys (2 or more), for all of */
+	size_t nkeys;			/* which the options above are unused; else 0 */
 	bool descending;
 	bool stable;
 	bool unique;		/* keep the first record of each key */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvkey.h"
 #include "strkey.h"
 #include "tie.h"
 #include "util.h"
@@ -47,6 +48,16 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 		f->indexed = !(f->rec_size == f->kt->width && f->kt->invertible);
 	} else {
 		f->indexed = true;
+	}
+	if (o->nkeys) {
+		/* Composed into one string, each key's direction its own. */
+		f->keys = o->keys;
+		f->nkeys = o->nkeys;
+		f->mask = 0;
+		f->str = true;
+		f->kt = NULL;
+		f->kind = WORD128;
+		return 0;
 	}
 	if (f->str) {
 		f->kt = NULL;
@@ -342,112 +353,16 @@ keep:
 
 /* --- kv lines ------------------------------------------------------------ */
 
-enum { KV_NOFIELD = -10 };
-
-/* A blank, as sort(1) has them in the C locale: with -z a newline too. */
-static inline bool is_blank(const struct enc_format *f, unsigned char c)
-{
-	return c == ' ' || c == '\t' || (c == '\n' && f->eol == '\0');
-}
-
-/* Field f->field of a line, as sort(1) takes -k N,N: between the
- * separators N-1 and N, or with -t blank from the end of field N-1 (its
- * leading blanks included) to the end of the next run of non-blanks;
- * field 0 is the whole line.  False when the line has fewer fields. */
-static bool kv_field(const struct enc_format *f, const char *line, size_t len, const char **key,
-		     size_t *klen)
-{
-	const char *p = line, *const end = line + len, *q;
-	unsigned n;
-
-	if (f->field == 0) {
-		*key = line;
-		*klen = len;
-		return true;
-	}
-	if (!f->blank) {
-		for (n = 1; n < f->field; n++) {
-			q = memchr(p, f->sep, (size_t)(end - p));
-			if (!q)
-				return false;
-			p = q + 1;
-		}
-		q = memchr(p, f->sep, (size_t)(end - p));
-		*key = p;
-		*klen = (size_t)((q ? q : end) - p);
-		return true;
-	}
-	/* A field ends where a blank follows a non-blank. */
-	for (n = 1; n < f->field; n++) {
-		while (p < end && is_blank(f, (unsigned char)*p))
-			p++;
-		while (p < end && !is_blank(f, (unsigned char)*p))
-			p++;
-		if (p == end)
-			return false;
-	}
-	q = p;
-	while (q < end && is_blank(f, (unsigned char)*q))
-		q++;
-	while (q < end && !is_blank(f, (unsigned char)*q))
-		q++;
-	*key = p;
-	*klen = (size_t)(q - p);
-	return true;
-}
-
-/* A string key's field: a missing one is an empty key, as sort has it. */
-static void str_field(const struct enc_format *f, const char *line, size_t len, const char **key,
-		      size_t *klen)
-{
-	if (!kv_field(f, line, len, key, klen)) {
-		*key = line + len;
-		*klen = 0;
-	}
-}
-
-/* Sortable key of a kv line, or KEY_BAD / KEY_RANGE / KV_NOFIELD; the
- * key field in *kp, *kplen. */
-static int kv_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
-		  const char **kp, size_t *kplen)
-{
-	const char *k;
-	size_t klen;
-	uint64_t raw;
-	int rc;
-
-	if (f->str) {
-		str_field(f, line, len, kp, kplen);
-		*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
-		return KEY_OK;
-	}
-	/* A number a missing field cannot be. */
-	if (!kv_field(f, line, len, &k, &klen))
-		return KV_NOFIELD;
-	*kp = k;
-	*kplen = klen;
-	/* As sort -n reads numbers: leading blanks (part of a field split at
-	 * blanks) and the carriage return of a CRLF line are not the key's. */
-	if (f->blank)
-		while (klen && is_blank(f, (unsigned char)*k))
-			k++, klen--;
-	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
-		klen--;
-	rc = f->kt->parse(k, klen, &raw);
-	if (rc == KEY_OK)
-		*key = f->kt->sortable(raw) ^ f->mask;
-	return rc;
-}
-
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key)
 {
 	const char *k;
 	size_t klen;
+	unsigned char prefix[8];
 	if (f->fmt == CLS_FMT_BIN) {
 		*key = f->kt->sortable(key_load(f->kt, rec + f->key_off)) ^ f->mask;
 		return KEY_OK;
 	}
-	return kv_key(f, (const char *)rec, len, key, &k, &klen);
+	return kvk_key(f, (const char *)rec, len, key, &k, &klen, prefix, sizeof prefix);
 }
 
 /* The string key of line i of a run (a struct batch_ctx).  The line had
@@ -456,8 +371,14 @@ static void batch_key(const void *ctx, size_t i, const unsigned char **key, size
 {
 	const struct batch_ctx *c = ctx;
 	const char *k;
+	uint64_t prefix;
 
-	str_field(c->f, c->b->lines[i].p, c->b->lines[i].len, &k, len);
+	if (c->f->nkeys) {
+		*key = (const unsigned char *)c->b->keys[i].p;
+		*len = c->b->keys[i].len;
+		return;
+	}
+	kvk_key(c->f, c->b->lines[i].p, c->b->lines[i].len, &prefix, &k, len, NULL, 0);
 	*key = (const unsigned char *)k;
 }
 
@@ -475,47 +396,6 @@ int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *word
 /* Bad lines --skip-bad names with -v, at the most. */
 #define SKIPPED_NAMED 5
 
-/* One-line message for a bad line, the key shown printable and short: an
- * error, or (skipped) a -v note that --skip-bad dropped it. */
-static void kv_report(const struct enc_format *f, const char *name, uint64_t line_no,
-		      const char *line, size_t len, int why, bool skipped)
-{
-	char shown[56], what[160];
-	const char *k = line;
-	size_t klen = 0, i, n = 0;
-
-	kv_field(f, line, len, &k, &klen);
-	/* Bytes a terminal would not show as they are, escaped as C writes
-	 * them: a CRLF line's key reads '10\r'. */
-	for (i = 0; i < klen && n < 40; i++) {
-		const unsigned char c = (unsigned char)k[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			shown[n++] = (char)c;
-		else if (c == '\r' || c == '\t' || c == '\n' || c == '\\')
-			n += (size_t)sprintf(shown + n, "\\%c",
-					     c == '\r' ? 'r' : c == '\t' ? 't' : c == '\n' ? 'n' : '\\');
-		else
-			n += (size_t)sprintf(shown + n, "\\x%02x", c);
-	}
-	if (i < klen) {
-		memcpy(shown + n, "...", 3);
-		n += 3;
-	}
-	shown[n] = '\0';
-	if (why == KV_NOFIELD)
-		snprintf(what, sizeof what, "fewer than %u fields", f->field);
-	else if (why == KEY_RANGE)
-		snprintf(what, sizeof what, "key '%s' out of range for %s", shown, f->kt->name);
-	else if (klen == 0)
-		snprintf(what, sizeof what, "empty key");
-	else
-		snprintf(what, sizeof what, "invalid %s key '%s'", f->kt->name, shown);
-	if (skipped)
-		msg_info(1, "%s:%llu: skipped: %s", name, (unsigned long long)line_no, what);
-	else
-		msg_err("%s:%llu: %s", name, (unsigned long long)line_no, what);
-}
-
 /* A share of one slice, cut at line boundaries, parsed by one thread. */
 struct kv_job {
 	const struct enc_format *f;
@@ -530,7 +410,42 @@ struct kv_job {
 	size_t bad_first;	/* line index in the job of the first bad line */
 	int bad_why;
 	struct enc_batch *b;
+	struct enc_block *blocks;	/* several keys: where this job composed them */
+	bool nomem;
 };
+
+/* Bytes of a block of composed keys, unless a key needs more. */
+#define KEY_BLOCK ((size_t)1 << 20)
+
+/* The key of a line of job j, where several keys are composed into one
+ * string: into j's current block, or a new one where it has no room. */
+static int composed_key(struct kv_job *j, const char *line, size_t len, uint64_t *key,
+			const char **k, size_t *klen)
+{
+	struct enc_block *bl = j->blocks;
+	int rc = KEY_OK;
+
+	if (bl)
+		rc = kvk_key(j->f, line, len, key, k, klen, bl->data + bl->used, bl->size - bl->used);
+	if (!bl || (rc == KEY_OK && *klen > bl->size - bl->used)) {
+		const size_t size = bl && *klen > KEY_BLOCK ? *klen : KEY_BLOCK;
+		struct enc_block *nb = malloc(sizeof *nb + size);
+		if (!nb) {
+			j->nomem = true;
+			return KEY_BAD;
+		}
+		nb->next = bl;
+		nb->size = size;
+		nb->used = 0;
+		j->blocks = bl = nb;
+		rc = kvk_key(j->f, line, len, key, k, klen, bl->data, bl->size);
+		if (rc == KEY_OK && *klen > bl->size)
+			return composed_key(j, line, len, key, k, klen);
+	}
+	if (rc == KEY_OK)
+		bl->used += *klen;
+	return rc;
+}
 
 /* Skipped lines named so far (-v). */
 static atomic_uint skipped_named;
@@ -554,10 +469,20 @@ static void kv_parse_job(void *arg)
 		size_t len;
 		nl = memchr(p, f->eol, (size_t)(j->end - p));
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-		rc = kv_key(f, p, len, &key, &k, &klen);
+		if (f->nkeys) {
+			rc = composed_key(j, p, len, &key, &k, &klen);
+			if (j->nomem)
+				break;
+		} else {
+			rc = kvk_key(f, p, len, &key, &k, &klen, NULL, 0);
+		}
 		if (rc == KEY_OK) {
 			j->b->lines[out].p = p;
 			j->b->lines[out].len = len;
+			if (f->nkeys) {
+				j->b->keys[out].p = k;
+				j->b->keys[out].len = klen;
+			}
 			if (f->str)
 				str_word((const unsigned char *)k, klen, f->mask, (uint32_t)out,
 					 (struct word128 *)j->b->words + out);
@@ -573,7 +498,7 @@ static void kv_parse_job(void *arg)
 				break;
 			j->bad_fields += rc == KV_NOFIELD;
 			if (util_verbose >= 1 && atomic_fetch_add(&skipped_named, 1) < SKIPPED_NAMED)
-				kv_report(f, j->slice->file->name,
+				kvk_report(f, j->slice->file->name,
 					  j->slice->file->first_line + j->line0 + i + 1, p, len, rc,
 					  true);
 		}
@@ -639,6 +564,7 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 	uint64_t line0 = 0;
 	const struct enc_slice *prev = NULL;
 
+	enc_free_keys(b);
 	if (b->n == 0)
 		return 0;
 	nj = kv_make_jobs(f, b, &jobs);
@@ -658,6 +584,20 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 		run += jobs[i].lines;
 	}
 	run_jobs(kv_parse_job, jobs, sizeof *jobs, nj, f->threads);
+	/* The composed keys' blocks are the batch's, freed with it. */
+	for (i = 0; i < nj; i++) {
+		struct enc_block *bl = jobs[i].blocks, *next;
+		for (; bl; bl = next) {
+			next = bl->next;
+			bl->next = b->blocks;
+			b->blocks = bl;
+		}
+		if (jobs[i].nomem) {
+			msg_errno(ENOMEM, "cannot hold the composed keys");
+			free(jobs);
+			return CLS_E_FAIL;
+		}
+	}
 
 	/* Close the gaps skipped lines left, renumbering the indices. */
 	pos = 0;
@@ -669,7 +609,7 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 			for (k = 0; k < j->bad_first; k++)
 				p = memchr(p, f->eol, (size_t)(j->end - p)) + 1;
 			nl = memchr(p, f->eol, (size_t)(j->end - p));
-			kv_report(f, j->slice->file->name,
+			kvk_report(f, j->slice->file->name,
 				  j->slice->file->first_line + j->line0 + j->bad_first + 1, p,
 				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why, false);
 			free(jobs);
@@ -678,6 +618,8 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 		if (pos != j->first) {
 			size_t k;
 			memmove(b->lines + pos, b->lines + j->first, j->good * sizeof *b->lines);
+			if (f->nkeys)
+				memmove(b->keys + pos, b->keys + j->first, j->good * sizeof *b->keys);
 			for (k = 0; k < j->good; k++) {
 				if (f->kind == WORD64) {
 					put_word(f->kind, b->words, pos + k,
@@ -697,6 +639,16 @@ static int kv_encode(const struct enc_format *f, struct enc_batch *b)
 	b->n = pos;
 	free(jobs);
 	return 0;
+}
+
+void enc_free_keys(struct enc_batch *b)
+{
+	struct enc_block *bl, *next;
+	for (bl = b->blocks; bl; bl = next) {
+		next = bl->next;
+		free(bl);
+	}
+	b->blocks = NULL;
 }
 
 /* --- bin records ---------------------------------------------------------- */
@@ -810,6 +762,7 @@ int enc_cursor_next(struct enc_cursor *c)
 		const unsigned char *nl;
 		const char *k;
 		size_t klen;
+		unsigned char prefix[8];
 		int rc;
 
 		if (c->p >= c->end)
@@ -825,14 +778,16 @@ int enc_cursor_next(struct enc_cursor *c)
 		nl = memchr(c->p, f->eol, (size_t)(c->end - c->p));
 		c->len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
 		c->p = nl ? nl + 1 : c->end;
-		rc = kv_key(f, (const char *)c->rec, c->len, &c->key, &k, &klen);
+		rc = kvk_key(f, (const char *)c->rec, c->len, &c->key, &k, &klen, prefix,
+			     sizeof prefix);
 		if (rc == KEY_OK) {
-			c->kp = (const unsigned char *)k;
-			c->klen = klen;
+			/* Several keys are compared line by line (kvk_cmp). */
+			c->kp = f->nkeys ? NULL : (const unsigned char *)k;
+			c->klen = f->nkeys ? 0 : klen;
 			return 1;
 		}
 		if (!f->skip_bad) {
-			kv_report(f, c->name, c->no, (const char *)c->rec, c->len, rc, false);
+			kvk_report(f, c->name, c->no, (const char *)c->rec, c->len, rc, false);
 			return CLS_E_FAIL;
 		}
 	}
@@ -843,6 +798,8 @@ int enc_cursor_cmp(const struct enc_cursor *a, const struct enc_cursor *b)
 	const struct enc_format *f = a->f;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
+	if (f->nkeys)
+		return kvk_cmp(f, (const char *)a->rec, a->len, (const char *)b->rec, b->len);
 	if (f->str)
 		return f->mask ? str_cmp(b->kp, b->klen, a->kp, a->klen) :
 				 str_cmp(a->kp, a->klen, b->kp, b->klen);

@@ -35,6 +35,8 @@ struct enc_format {
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
 	bool unique;		/* keep the first record of each key */
 	bool str;		/* kv: string keys (strkey.h); kt is NULL */
+	const struct cls_key *keys;	/* kv: several keys, composed into one string */
+	size_t nkeys;			/* key (kvkey.h), str set; else 0 */
 	unsigned threads;
 };
 
@@ -58,6 +60,13 @@ struct kv_line {
 	size_t len;		/* without the line end */
 };
 
+/* Memory for composed keys, in blocks that never move. */
+struct enc_block {
+	struct enc_block *next;
+	size_t size, used;
+	unsigned char data[];
+};
+
 /* One run: its slices, and buffers for up to cap records. */
 struct enc_batch {
 	struct enc_slice *slices;
@@ -65,6 +74,8 @@ struct enc_batch {
 	size_t n;		/* records */
 	void *words;		/* cap words, where the whole run is encoded at once */
 	struct kv_line *lines;	/* kv: cap lines */
+	struct kv_line *keys;	/* kv, several keys: cap lines' composed keys... */
+	struct enc_block *blocks;	/* ...kept in these */
 	uint64_t skipped;	/* kv --skip-bad: lines dropped... */
 	uint64_t skipped_fields;	/* ...of them for fewer fields than the key's */
 	/* bin: where the run's n words come from when they are not the
@@ -96,9 +107,12 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b);
 /* True when every record has been planned. */
 bool enc_plan_done(const struct enc_planner *p);
 
-/* Fill b->words (and b->lines) for the whole planned run.  0, or CLS_E_FAIL
+/* Fill b->words (and b->lines, b->keys) for the whole planned run.  0, or CLS_E_FAIL
  * after a message naming file and line of a bad key. */
 int enc_encode(const struct enc_format *f, struct enc_batch *b);
+
+/* Release the composed keys of b's run. */
+void enc_free_keys(struct enc_batch *b);
 
 /* bin only: encode records [first, first+count) of the run into dst,
  * without touching b->words.  0 or CLS_E_FAIL. */

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "dist.h"
 #include "engine.h"
+#include "keydef.h"
 #include "keys.h"
 #include "pipeline.h"
 #include "util.h"
@@ -23,12 +24,12 @@
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
 	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER, OPT_KEY,
+	OPT_SORT_KEY,
 };
 
-/* -k: a key type (type_arg), or sort(1)'s key definitions, of which
- * keydefs were given, the last keydef_arg. */
-static char *type_arg, *keydef_arg;
-static int keydefs;
+/* -k: a key type (type_arg), or sort(1)'s key definition; -K: a key. */
+static char *type_arg, *sortkey_arg;
+static struct kd_list keydefs;
 static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
 	*tmpdir_arg, *check_arg, *local_arg, *header_arg;
 /* LONG_MIN: not given. */
@@ -41,7 +42,11 @@ static const struct poptOption options[] = {
 	  "key type: u32 (default), i32, f32, u64, i64, f64; str for text keys compared "
 	  "byte by byte, e.g. -t, -F 2 -k str; bytes:N for binary keys of N bytes (1 to 64) in "
 	  "memcmp order, e.g. -R 100 -k bytes:10; or a sort(1) key of one field, e.g. -k2,2n "
-	  "(-F 2 -k f64) or -k3,3r (-F 3 -k str -r)", "TYPE|KEYDEF" },
+	  "(-K 2,f64) or -k3,3r (-K 3,str,r), repeatable as -K", "TYPE|KEYDEF" },
+	{ "sort-key", 'K', POPT_ARG_STRING, &sortkey_arg, OPT_SORT_KEY,
+	  "text: sort by field FIELD (0: the whole line) as TYPE (str, the default, or a key type), "
+	  "descending with r; repeatable, the first the primary key, e.g. -t, -K 3,u32 -K 2,str,r",
+	  "FIELD[,TYPE][,r]" },
 	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
 	  "input format: bin (default: little-endian keys or records), kv (text lines, the key in a "
 	  "field) or npy (NumPy .npy arrays)", "FORMAT" },
@@ -151,55 +156,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return CLS_EXIT_ERROR;
 }
 
-/* A sort(1) key definition of one field, "N,N" with the options n, g, r
- * and b (b only beside n or g): its field, whether the key is a number and
- * whether descending.  0, or a usage error's status after its message,
- * which names the clsort way where there is one. */
-static int sort_keydef(const char *def, unsigned long *field, bool *numeric, bool *reverse)
-{
-	const char *p = def;
-	unsigned long end;
-	bool blanks = false;
-	char *e;
-
-	*numeric = *reverse = false;
-	*field = strtoul(p, &e, 10);
-	for (p = e;; p++) {
-		if (*p == '.')
-			return usage_error("-k %s: character positions in a field are not taken: -F N "
-					   "sorts by the whole field", def);
-		if (*p == ',' && p[1] >= '0' && p[1] <= '9') {
-			end = strtoul(p + 1, &e, 10);
-			if (end != *field)
-				return usage_error("-k %s spans several fields: a key is one field, as "
-						   "in -k N,N", def);
-			p = e - 1;
-			continue;
-		}
-		if (*p == 'n' || *p == 'g')
-			*numeric = true;
-		else if (*p == 'r')
-			*reverse = true;
-		else if (*p == 'b')
-			blanks = true;
-		else if (*p)
-			return usage_error(*p == ',' ? "-k %s: the key's end is not a field number" :
-					   "-k %s: this sort(1) key option is not taken (n, g, r; b beside n "
-					   "or g)", def);
-		else
-			break;
-	}
-	if (!strchr(def, ','))
-		return usage_error("-k %s runs to the end of the line: a key is one field, as in "
-				   "-k N,N", def);
-	/* A number's leading blanks are skipped anyway; a string's are part
-	 * of the field, as sort has them without b. */
-	if (blanks && !*numeric)
-		return usage_error("-k %s: b is taken beside n or g only (a string key keeps its "
-				   "leading blanks)", def);
-	return 0;
-}
-
 static int size_option(const char *name, const char *arg, uint64_t *bytes, double *pct,
 		       bool pct_ok)
 {
@@ -246,12 +202,23 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		case OPT_KEY:
 			/* No key type starts with a digit: this is sort's -k. */
 			if (key_arg[0] >= '0' && key_arg[0] <= '9') {
-				keydef_arg = key_arg;
-				keydefs++;
+				char err[256];
+				if (kd_add_sort_key(&keydefs, key_arg, err, sizeof err)) {
+					status = usage_error("%s", err);
+					goto fail;
+				}
 			} else {
 				type_arg = key_arg;
 			}
 			break;
+		case OPT_SORT_KEY: {
+			char err[256];
+			if (kd_add_key(&keydefs, sortkey_arg, err, sizeof err)) {
+				status = usage_error("%s", err);
+				goto fail;
+			}
+			break;
+		}
 		case 'v':
 			verbose++;
 			break;
@@ -354,30 +321,38 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 
 	key_arg = type_arg;
-	if (keydefs > 1) {
-		status = usage_error("-k %s and another sort(1) key: clsort sorts by one field, "
-				     "as -F N", keydef_arg);
-		goto fail;
-	}
-	if (keydefs) {
+	if (keydefs.n) {
 		static char field_text[24];
-		unsigned long n;
-		bool numeric, reverse;
-		if ((status = sort_keydef(keydef_arg, &n, &numeric, &reverse)))
-			goto fail;
-		if (field_arg) {
-			status = usage_error("-k %s and -F both name the key field", keydef_arg);
+		/* -k N,N -k TYPE: the one key, read as TYPE. */
+		const bool typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
+		if (field_arg || (key_arg && !typed)) {
+			status = usage_error("%s", field_arg ? "-K (or sort's -k N,N) and -F both name the "
+					     "key field" : "-K (or sort's -k N,N) and -k TYPE both name the "
+					     "key's type: -K FIELD,TYPE");
 			goto fail;
 		}
-		snprintf(field_text, sizeof field_text, "%lu", n);
-		field_arg = field_text;
 		/* Without -t, sort splits fields at blanks. */
-		if (!sep_arg)
+		if (keydefs.sort_syntax && !sep_arg)
 			sep_arg = "blank";
-		if (!key_arg)
-			key_arg = numeric ? "f64" : "str";
-		if (reverse)
-			descending = 1;
+		kd_finish(&keydefs, descending);
+		if (keydefs.n == 1) {
+			/* One key: -F N -k TYPE. */
+			snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
+			field_arg = field_text;
+			if (!typed)
+				key_arg = keydefs.keys[0].type ? (char *)keydefs.keys[0].type->name :
+								 "str";
+			descending = keydefs.keys[0].reverse;
+		} else {
+			o.keys = keydefs.keys;
+			o.nkeys = keydefs.n;
+			o.str_key = true;
+			descending = 0;
+			if (format_arg && strcmp(format_arg, "kv")) {
+				status = usage_error("%s", "several keys (-K) apply to the kv format only");
+				goto fail;
+			}
+		}
 	}
 	if (key_arg && !strcmp(key_arg, "str")) {
 		o.str_key = true;
@@ -541,6 +516,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 
 	cls_defaults(&o);
 	rc = dist_run(&o);
+	kd_free(&keydefs);
 	for (i = 0; i < o.nfiles; i++)
 		free((char *)o.files[i]);
 	free((void *)o.files);
@@ -560,6 +536,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		return CLS_EXIT_ERROR;
 	}
 fail:
+	kd_free(&keydefs);
 	if (ctx)
 		poptFreeContext(ctx);
 	return status;

@@ -18,6 +18,10 @@
 /* Inputs that would take more key ranges than this are sorted in runs and
  * merged instead: each range costs a pass of its own on the device. */
 #define MAX_RANGES 4096
+
+/* Bytes per record and key that composed keys (kvkey.h) are reckoned to
+ * take beside their line: a number's 8, or a short string's escaped bytes. */
+#define KEY_BYTES 16
 /* Merging runs on the device: samples per part and run, so that the parts'
  * sizes are within a few per cent of what the splitters aim at. */
 #define RESORT_SAMPLES 32
@@ -410,7 +414,8 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 				   .buffer_percent = o->buffer_percent,
 				   .memory = o->memory_bytes / 2,
 				   .beside = (kv || f->unique ? ws : 0) +
-					     (kv ? sizeof(struct kv_line) : 0) };
+					     (kv ? sizeof(struct kv_line) : 0) +
+					     (f->nkeys ? sizeof(struct kv_line) + KEY_BYTES * f->nkeys : 0) };
 }
 
 int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
@@ -483,6 +488,11 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 		if (!b.lines)
 			goto out;
 	}
+	if (f->nkeys) {
+		b.keys = xmalloc(s.cap * sizeof *b.keys, "key table");
+		if (!b.keys)
+			goto out;
+	}
 	/* Runs stay in memory when the whole input fits beside the run
 	 * buffers; otherwise they go to temporary files. */
 	if (spl_init(&s.spill, f, o->tmpdir, o->memory_bytes,
@@ -516,6 +526,8 @@ out:
 	spl_free(&s.spill);
 	free(b.words);
 	free(b.lines);
+	free(b.keys);
+	enc_free_keys(&b);
 	enc_plan_free(&pl);
 	free(b.slices);
 	if (s.eng && !given) {

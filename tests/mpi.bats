@@ -77,6 +77,12 @@ same_as_one() {
   same_as_one -f kv -k u32 --skip-bad
 }
 
+@test "kv lines: several keys (-K), -u" {
+  "$REFSORT" gen-kv 30000 8 u32 300 > "$T/in"
+  same_as_one -K 2 -K 1,u32
+  same_as_one -K 1,u32,r -K 2 -u
+}
+
 @test "--header lines and npy arrays" {
   "$REFSORT" gen-kv 20000 13 i32 300 > "$T/in"
   same_as_one -f kv -k i32 --header=2

@@ -392,7 +392,10 @@ bad
     cmp "$T/want" "$T/got" || fail "-k $k differs from sort -s -t , -k $k"
   done
   # -r given apart, and a key type beside the key's field.
-  sort -s -t , -k3,3nr < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k3,3n -r "$T/in")
+  sort -s -t , -k3,3nr < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k3,3nr "$T/in")
+  # As in sort, a key with options of its own does not take -r; one without does.
+  sort -s -r -t , -k3,3n < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k3,3n -r "$T/in")
+  sort -s -r -t , -k2,2 < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k2,2 -r "$T/in")
   sort -s -t , -k3,3n < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -k3,3 -k u32 "$T/in")
   printf 'x 2\ny  1\nz 10\n' > "$T/blank"
   sort -s -k2,2n < "$T/blank" | cmp - <("$CLSORT" "${DEV[@]}" -t blank -k2,2n "$T/blank")
@@ -409,10 +412,10 @@ bad
     [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "-k ${case%%:*}: ${stderr_lines[0]}"
   done
-  run --separate-stderr "$CLSORT" -t , -k 1,1 -k 2,2n "$T/in"
-  [ "$status" -eq 2 ]
-  [[ "${stderr_lines[0]}" == *"clsort sorts by one field"* ]]
   run --separate-stderr "$CLSORT" -t , -k 2,2 -F 2 "$T/in"
   [ "$status" -eq 2 ]
-  [[ "${stderr_lines[0]}" == *"-k 2,2 and -F both name the key field"* ]]
+  [[ "${stderr_lines[0]}" == *"-K (or sort's -k N,N) and -F both name the key field"* ]]
+  run --separate-stderr "$CLSORT" -t , -k 1,1 -k 2,2n -k u32 "$T/in"
+  [ "$status" -eq 2 ]
+  [[ "${stderr_lines[0]}" == *"and -k TYPE both name the key's type"* ]]
 }

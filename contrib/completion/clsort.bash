@@ -16,7 +16,7 @@ _clsort()
 {
 	local line=${COMP_LINE:0:COMP_POINT} cur prev opt val word
 	local -a tokens replies
-	local opts='-k --key-type= -f --format= -R --record-size= --key-offset=
+	local opts='-k --key-type= -K --sort-key= -f --format= -R --record-size= --key-offset=
 		-t --field-separator= -F --field= -z --zero-terminated --header --header=
 		-u --unique -m --merge -r --descending --reverse -s --stable
 		-c --check --check= -C --skip-bad -o --output= --sync --no-sync -d --device=
@@ -44,6 +44,15 @@ _clsort()
 
 	case $opt in
 	-k | --key-type) replies=(u32 i32 f32 u64 i64 f64 str bytes:) ;;
+	-K | --sort-key)
+		# FIELD,TYPE[,r]: the types after the field number's comma.
+		if [[ $val == +([0-9]),* ]]; then
+			local t
+			for t in str u32 i32 f32 u64 i64 f64; do
+				replies+=("${val%%,*},$t" "${val%%,*},$t,r")
+			done
+		fi
+		;;
 	-f | --format) replies=(bin kv npy) ;;
 	-t | --field-separator) replies=(':' ',' ';' '=' '\\t' blank) ;;
 	--local-kernel) replies=(bitonic merge) ;;

@@ -1,0 +1,159 @@
+#include "config.h"
+#include "keydef.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int append(struct kd_list *l, const struct cls_key *k, bool inherit, char *err,
+		  size_t errlen)
+{
+	if (l->n == l->cap) {
+		const size_t cap = l->cap ? 2 * l->cap : 4;
+		struct cls_key *keys = realloc(l->keys, cap * sizeof *keys);
+		bool *inh;
+		if (keys)
+			l->keys = keys;
+		inh = keys ? realloc(l->inherit, cap * sizeof *inh) : NULL;
+		if (!inh)
+			return fail(err, errlen, "%s", strerror(ENOMEM));
+		l->inherit = inh;
+		l->cap = cap;
+	}
+	l->keys[l->n] = *k;
+	l->inherit[l->n] = inherit;
+	l->n++;
+	return 0;
+}
+
+/* A field number at *p, up to 65535; *p moved past it. */
+static bool field_number(const char **p, unsigned *field)
+{
+	char *end;
+	unsigned long n;
+	if (**p < '0' || **p > '9')
+		return false;
+	errno = 0;
+	n = strtoul(*p, &end, 10);
+	if (errno || n > 65535)
+		return false;
+	*p = end;
+	*field = (unsigned)n;
+	return true;
+}
+
+int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
+{
+	struct cls_key k = { 0, NULL, false };
+	const char *p = arg;
+	bool typed = false;
+
+	if (!field_number(&p, &k.field) || (*p && *p != ','))
+		return fail(err, errlen, "-K %s: the key is FIELD[,TYPE][,r], FIELD a number from 0 "
+			    "(the whole line) to 65535", arg);
+	while (*p == ',') {
+		const char *word = ++p;
+		size_t len = strcspn(word, ",");
+		char name[16];
+		p = word + len;
+		if (len == 1 && *word == 'r' && !k.reverse) {
+			k.reverse = true;
+			continue;
+		}
+		if (typed || k.reverse || len == 0 || len >= sizeof name)
+			return fail(err, errlen, "-K %s: the key is FIELD[,TYPE][,r]", arg);
+		memcpy(name, word, len);
+		name[len] = '\0';
+		typed = true;
+		if (!strcmp(name, "str"))
+			continue;
+		k.type = key_type_find(name);
+		if (!k.type || k.type->size)
+			return fail(err, errlen, "-K %s: invalid key type '%s': use u32, i32, f32, u64, "
+				    "i64, f64 or str", arg, name);
+	}
+	return append(l, &k, true, err, errlen);
+}
+
+int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
+{
+	struct cls_key k = { 0, NULL, false };
+	const char *p = def;
+	unsigned end;
+	bool numeric = false, blanks = false, options = false;
+
+	if (!field_number(&p, &k.field) || k.field == 0)
+		return fail(err, errlen, "-k %s: the key's field is a number from 1 to 65535", def);
+	for (;; p++) {
+		if (*p == '.')
+			return fail(err, errlen, "-k %s: character positions in a field are not taken: "
+				    "-F N sorts by the whole field", def);
+		if (*p == ',' && p[1] >= '0' && p[1] <= '9') {
+			p++;
+			if (!field_number(&p, &end) || end != k.field)
+				return fail(err, errlen, "-k %s spans several fields: a key is one "
+					    "field, as in -k N,N", def);
+			p--;
+			continue;
+		}
+		if (*p == 'n' || *p == 'g')
+			numeric = true;
+		else if (*p == 'r')
+			k.reverse = true;
+		else if (*p == 'b')
+			blanks = true;
+		else if (*p)
+			return fail(err, errlen, *p == ',' ? "-k %s: the key's end is not a field number" :
+				    "-k %s: this sort(1) key option is not taken (n, g, r; b beside n "
+				    "or g)", def);
+		else
+			break;
+		options = true;
+	}
+	/* From the first field to the end: the whole line. */
+	if (!strchr(def, ',') && k.field == 1 && !numeric && !blanks)
+		k.field = 0;
+	else if (!strchr(def, ','))
+		return fail(err, errlen, "-k %s runs to the end of the line: a key is one field, as "
+			    "in -k N,N", def);
+	/* A number's leading blanks are skipped anyway; a string's are part
+	 * of the field, as sort has them without b. */
+	if (blanks && !numeric)
+		return fail(err, errlen, "-k %s: b is taken beside n or g only (a string key keeps "
+			    "its leading blanks)", def);
+	if (numeric)
+		k.type = key_type_find("f64");
+	l->sort_syntax = true;
+	return append(l, &k, !options, err, errlen);
+}
+
+void kd_finish(struct kd_list *l, bool descending)
+{
+	size_t i;
+	for (i = 0; i < l->n; i++)
+		if (descending && l->inherit[i])
+			l->keys[i].reverse = true;
+}
+
+void kd_free(struct kd_list *l)
+{
+	free(l->keys);
+	free(l->inherit);
+	memset(l, 0, sizeof *l);
+}

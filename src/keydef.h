@@ -1,0 +1,38 @@
+/* Key definitions of the command line: clsort's -K FIELD[,TYPE][,r] and
+ * sort(1)'s -k N,N[ngbr], gathered in the order given into the keys of a
+ * sort of text lines (struct cls_key), the first the primary. */
+#ifndef CLSORT_KEYDEF_H
+#define CLSORT_KEYDEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "clsort.h"
+
+struct kd_list {
+	struct cls_key *keys;
+	bool *inherit;		/* takes --descending (sort's rule, below) */
+	bool sort_syntax;	/* a key came as sort's -k: fields split at blanks
+				 * unless -t says otherwise */
+	size_t n, cap;
+};
+
+/* Append the key of -K arg: FIELD (0 for the whole line, up to 65535),
+ * then TYPE (u32, i32, f32, u64, i64, f64 or str, the default) and r for a
+ * descending key, each after a comma, e.g. "3,u32", "2,str,r", "2,r".  0,
+ * or -1 with a one-line message in err. */
+int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
+
+/* Append sort's key definition of one field, def being "N,N" with the
+ * options n or g (a number: f64), r, and b (beside n or g, whose leading
+ * blanks are skipped anyway).  As in sort, a key with options of its own
+ * does not take --descending.  0, or -1 with a message in err that names
+ * the clsort way where there is one. */
+int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen);
+
+/* Apply --descending to the keys that take it. */
+void kd_finish(struct kd_list *l, bool descending);
+
+void kd_free(struct kd_list *l);
+
+#endif

@@ -1,0 +1,266 @@
+#include "config.h"
+#include "kvkey.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "strkey.h"
+#include "util.h"
+
+/* A blank, as sort(1) has them in the C locale: with -z a newline too. */
+static inline bool is_blank(const struct enc_format *f, unsigned char c)
+{
+	return c == ' ' || c == '\t' || (c == '\n' && f->eol == '\0');
+}
+
+/* Field number field of a line, as sort(1) takes -k N,N: between the
+ * separators N-1 and N, or with -t blank from the end of field N-1 (its
+ * leading blanks included) to the end of the next run of non-blanks;
+ * field 0 is the whole line.  False when the line has fewer fields. */
+static bool kv_field(const struct enc_format *f, unsigned field, const char *line, size_t len,
+		     const char **key, size_t *klen)
+{
+	const char *p = line, *const end = line + len, *q;
+	unsigned n;
+
+	if (field == 0) {
+		*key = line;
+		*klen = len;
+		return true;
+	}
+	if (!f->blank) {
+		for (n = 1; n < field; n++) {
+			q = memchr(p, f->sep, (size_t)(end - p));
+			if (!q)
+				return false;
+			p = q + 1;
+		}
+		q = memchr(p, f->sep, (size_t)(end - p));
+		*key = p;
+		*klen = (size_t)((q ? q : end) - p);
+		return true;
+	}
+	/* A field ends where a blank follows a non-blank. */
+	for (n = 1; n < field; n++) {
+		while (p < end && is_blank(f, (unsigned char)*p))
+			p++;
+		while (p < end && !is_blank(f, (unsigned char)*p))
+			p++;
+		if (p == end)
+			return false;
+	}
+	q = p;
+	while (q < end && is_blank(f, (unsigned char)*q))
+		q++;
+	while (q < end && !is_blank(f, (unsigned char)*q))
+		q++;
+	*key = p;
+	*klen = (size_t)(q - p);
+	return true;
+}
+
+/* A string key's field: a missing one is an empty key, as sort has it. */
+static void str_field(const struct enc_format *f, unsigned field, const char *line, size_t len,
+		      const char **key, size_t *klen)
+{
+	if (!kv_field(f, field, line, len, key, klen)) {
+		*key = line + len;
+		*klen = 0;
+	}
+}
+
+/* The number in a field as a sortable key of type kt (no mask): KEY_OK,
+ * KEY_BAD, KEY_RANGE or KV_NOFIELD; the field in *kp, *kplen. */
+static int num_key(const struct enc_format *f, unsigned field, const struct key_type *kt,
+		   const char *line, size_t len, uint64_t *key, const char **kp, size_t *kplen)
+{
+	const char *k;
+	size_t klen;
+	uint64_t raw;
+	int rc;
+
+	/* A number a missing field cannot be. */
+	if (!kv_field(f, field, line, len, &k, &klen))
+		return KV_NOFIELD;
+	*kp = k;
+	*kplen = klen;
+	/* As sort -n reads numbers: leading blanks (part of a field split at
+	 * blanks) and the carriage return of a CRLF line are not the key's. */
+	if (f->blank)
+		while (klen && is_blank(f, (unsigned char)*k))
+			k++, klen--;
+	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
+		klen--;
+	rc = kt->parse(k, klen, &raw);
+	if (rc == KEY_OK)
+		*key = kt->sortable(raw);
+	return rc;
+}
+
+/* Where a composed key goes: its first cap bytes into p; n counts them
+ * all. */
+struct sink {
+	unsigned char *p;
+	size_t cap, n;
+};
+
+static inline void put(struct sink *s, unsigned char c)
+{
+	if (s->n < s->cap)
+		s->p[s->n] = c;
+	s->n++;
+}
+
+/* Compose the keys of a line (kvkey.h has the layout).  KEY_OK, or why a
+ * key does not parse, *bad its index. */
+static int compose(const struct enc_format *f, const char *line, size_t len, struct sink *s,
+		   size_t *bad)
+{
+	size_t i, j;
+
+	for (i = 0; i < f->nkeys; i++) {
+		const struct cls_key *k = &f->keys[i];
+		const unsigned char inv = k->reverse ? 0xff : 0;
+		const char *p;
+		size_t plen;
+
+		if (!k->type) {
+			str_field(f, k->field, line, len, &p, &plen);
+			if (i + 1 == f->nkeys && !inv) {
+				/* Nothing follows: the bytes order themselves. */
+				if (s->n < s->cap)
+					memcpy(s->p + s->n, p,
+					       plen < s->cap - s->n ? plen : s->cap - s->n);
+				s->n += plen;
+				continue;
+			}
+			for (j = 0; j < plen; j++) {
+				const unsigned char c = (unsigned char)p[j];
+				put(s, c ^ inv);
+				if (c == 0)
+					put(s, 1 ^ inv);
+			}
+			put(s, inv);
+			put(s, inv);
+		} else {
+			uint64_t v;
+			unsigned b;
+			const int rc = num_key(f, k->field, k->type, line, len, &v, &p, &plen);
+			if (rc != KEY_OK) {
+				*bad = i;
+				return rc;
+			}
+			if (inv)
+				v = ~v & key_mask(k->type);
+			for (b = k->type->width; b-- > 0;)
+				put(s, (unsigned char)(v >> 8 * b));
+		}
+	}
+	return KEY_OK;
+}
+
+int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
+	    const char **kp, size_t *kplen, unsigned char *buf, size_t cap)
+{
+	int rc;
+
+	if (f->nkeys) {
+		struct sink s = { buf, cap, 0 };
+		size_t bad;
+		rc = compose(f, line, len, &s, &bad);
+		if (rc != KEY_OK)
+			return rc;
+		*kp = (const char *)buf;
+		*kplen = s.n;
+		*key = str_prefix(buf, s.n < cap ? s.n : cap) ^ f->mask;
+		return KEY_OK;
+	}
+	if (f->str) {
+		str_field(f, f->field, line, len, kp, kplen);
+		*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
+		return KEY_OK;
+	}
+	rc = num_key(f, f->field, f->kt, line, len, key, kp, kplen);
+	if (rc == KEY_OK)
+		*key ^= f->mask;
+	return rc;
+}
+
+int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t i;
+
+	for (i = 0; i < f->nkeys; i++) {
+		const struct cls_key *k = &f->keys[i];
+		const char *x, *y;
+		size_t xl, yl;
+		int c;
+
+		if (!k->type) {
+			str_field(f, k->field, a, alen, &x, &xl);
+			str_field(f, k->field, b, blen, &y, &yl);
+			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
+		} else {
+			uint64_t u = 0, v = 0;
+			num_key(f, k->field, k->type, a, alen, &u, &x, &xl);
+			num_key(f, k->field, k->type, b, blen, &v, &y, &yl);
+			c = (u > v) - (u < v);
+		}
+		if (c)
+			return (k->reverse ? -c : c) * (f->mask ? -1 : 1);
+	}
+	return 0;
+}
+
+void kvk_report(const struct enc_format *f, const char *name, uint64_t line_no, const char *line,
+		size_t len, int why, bool skipped)
+{
+	char shown[56], what[160];
+	const char *k = line;
+	size_t klen = 0, i, n = 0;
+	unsigned field = f->field;
+	const struct key_type *kt = f->kt;
+
+	if (f->nkeys) {
+		/* The key that fails. */
+		unsigned char scratch[8];
+		struct sink s = { scratch, sizeof scratch, 0 };
+		size_t bad = 0;
+		const int rc = compose(f, line, len, &s, &bad);
+		if (rc != KEY_OK) {
+			why = rc;
+			field = f->keys[bad].field;
+			kt = f->keys[bad].type;
+		}
+	}
+	kv_field(f, field, line, len, &k, &klen);
+	/* Bytes a terminal would not show as they are, escaped as C writes
+	 * them: a CRLF line's key reads '10\r'. */
+	for (i = 0; i < klen && n < 40; i++) {
+		const unsigned char c = (unsigned char)k[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			shown[n++] = (char)c;
+		else if (c == '\r' || c == '\t' || c == '\n' || c == '\\')
+			n += (size_t)sprintf(shown + n, "\\%c",
+					     c == '\r' ? 'r' : c == '\t' ? 't' : c == '\n' ? 'n' : '\\');
+		else
+			n += (size_t)sprintf(shown + n, "\\x%02x", c);
+	}
+	if (i < klen) {
+		memcpy(shown + n, "...", 3);
+		n += 3;
+	}
+	shown[n] = '\0';
+	if (why == KV_NOFIELD)
+		snprintf(what, sizeof what, "fewer than %u fields", field);
+	else if (why == KEY_RANGE)
+		snprintf(what, sizeof what, "key '%s' out of range for %s", shown, kt->name);
+	else if (klen == 0)
+		snprintf(what, sizeof what, "empty key");
+	else
+		snprintf(what, sizeof what, "invalid %s key '%s'", kt->name, shown);
+	if (skipped)
+		msg_info(1, "%s:%llu: skipped: %s", name, (unsigned long long)line_no, what);
+	else
+		msg_err("%s:%llu: %s", name, (unsigned long long)line_no, what);
+}

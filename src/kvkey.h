@@ -1,0 +1,43 @@
+/* Keys of text lines: the key field of a line (sort's -k N,N), read as a
+ * number or taken as a byte string, and several keys (-K) composed into
+ * one byte string whose memcmp order is the keys' order, so that every
+ * string-key path (sort words, rounds of ties, -u, merges) sorts by all of
+ * them at once.
+ *
+ * A composed key is each key in turn: a number as its sortable value,
+ * big-endian, in the type's width; a string with each NUL byte written as
+ * NUL 0x01 and ended by NUL NUL, so that a key that begins another ends
+ * below it whatever follows (the last key, when ascending, is its bytes as
+ * they are).  A descending key has every byte of its part inverted. */
+#ifndef CLSORT_KVKEY_H
+#define CLSORT_KVKEY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "encode.h"
+
+/* Why a line has no key, beside enum key_parse: fewer fields than the
+ * key's. */
+enum { KV_NOFIELD = -10 };
+
+/* The sortable key of a line (mask applied): KEY_OK, or KEY_BAD /
+ * KEY_RANGE / KV_NOFIELD.  *kp, *kplen: the key's bytes: the field of a
+ * single key, or the composed key of several, of which only the first cap
+ * bytes are written to buf (*kplen may be larger: then call again with
+ * room for *kplen). */
+int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
+	    const char **kp, size_t *kplen, unsigned char *buf, size_t cap);
+
+/* Order of two lines whose keys parse, by all the keys of f (several
+ * keys): negative, 0 or positive, the order of their composed keys. */
+int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *b, size_t blen);
+
+/* One-line message for a line without a key (why from kvk_key), naming
+ * the file and the line and showing the bad key printable and short: an
+ * error, or (skipped) a -v note that --skip-bad dropped it. */
+void kvk_report(const struct enc_format *f, const char *name, uint64_t line_no, const char *line,
+		size_t len, int why, bool skipped);
+
+#endif
