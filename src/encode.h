@@ -132,14 +132,18 @@ int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, ui
 
 /* -u: keep the first of each stretch of equal keys among count sorted
  * words of the run b, moving them to the front; returns how many are
- * kept. */
+ * kept.  same: which words' keys equal the word's before, as enc_refine
+ * found them, or NULL. */
 size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
-		  size_t count);
+		  size_t count, const unsigned char *same);
 
 /* String keys, and binary keys longer than their words (bytes:N): order
  * the count sorted words of the run b whose keys tie on the word by their
- * whole keys (str_refine, tie_refine).  0 or CLS_E_FAIL. */
-int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count);
+ * whole keys (str_refine, tie_refine).  For string keys, same (count
+ * bytes), when not NULL, is then set for enc_unique as str_refine sets it.
+ * 0 or CLS_E_FAIL. */
+int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count,
+	       unsigned char *same);
 
 /* Walks the records of a byte range in output form: bin records, or kv
  * lines each ending in the line end (but for a last one). */

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "sortrun.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "progress.h"
@@ -143,6 +144,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 {
 	struct run_io io = { w, f, b, warm, t };
 	const bool whole = f->unique || f->str;
+	unsigned char *same = NULL;
 	double t0 = now_sec();
 	int rc;
 
@@ -154,16 +156,21 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	}
 	rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 		    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);
+	/* -u of string keys: which keys equal the one before, found while
+	 * the rounds hold them. */
+	if (rc == 0 && f->unique && f->str && !(same = xmalloc(b->n ? b->n : 1, "-u marks")))
+		rc = CLS_E_FAIL;
 	if (rc == 0 && (f->str || (f->tail && whole)))
-		rc = enc_refine(f, b, b->words, b->n);
+		rc = enc_refine(f, b, b->words, b->n, same);
 	if (rc == 0 && whole) {
-		const size_t n = f->unique ? enc_unique(f, b, b->words, b->n) : b->n;
+		const size_t n = f->unique ? enc_unique(f, b, b->words, b->n, same) : b->n;
 		if (warm)
 			srt_warm_out_done(warm);
 		rc = out_emit(w, f, b, b->words, n);
 	}
 	if (rc == 0)
 		rc = out_emit_end(w, f, b);
+	free(same);
 	t->sort += now_sec() - t0;
 	return rc;
 }

@@ -394,8 +394,54 @@ static void find_keys(const struct word128 *w, const struct seg_list *l, struct 
 	run_parallel(find_job, jobs, sizeof jobs[0], count);
 }
 
+/* A share of the sorted words whose keys it compares with the word's
+ * before (str_refine's same). */
+struct same_job {
+	const struct refiner *r;
+	unsigned char *same;
+	size_t lo, hi;
+};
+
+static void same_job(void *arg)
+{
+	const struct same_job *j = arg;
+	const struct word128 *w = j->r->w;
+	const unsigned char *x, *y;
+	size_t i, xl, yl;
+
+	for (i = j->lo; i < j->hi; i++) {
+		if (w[i].hi != w[i - 1].hi || w[i].lo >> 32 != w[i - 1].lo >> 32) {
+			j->same[i] = 0;
+			continue;
+		}
+		/* Tied on the word: short keys are equal; long ones were found
+		 * for the rounds. */
+		if (!str_tied(&w[i], &w[i - 1], j->r->mask)) {
+			j->same[i] = 1;
+			continue;
+		}
+		key_of(j->r, &w[i], &x, &xl);
+		key_of(j->r, &w[i - 1], &y, &yl);
+		j->same[i] = str_cmp(x, xl, y, yl) == 0;
+	}
+}
+
+static void mark_same(const struct refiner *r, size_t n, unsigned char *same, unsigned threads)
+{
+	struct same_job jobs[REFINE_MAX_THREADS];
+	unsigned t;
+
+	if (n == 0)
+		return;
+	same[0] = 0;
+	for (t = 0; t < threads; t++)
+		jobs[t] = (struct same_job){ r, same, 1 + (n - 1) * t / threads,
+					     1 + (n - 1) * (t + 1) / threads };
+	run_parallel(same_job, jobs, sizeof jobs[0], threads);
+}
+
 int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const void *ctx,
-	       unsigned threads)
+	       unsigned threads, unsigned char *same)
 {
 	struct refiner r = { w, mask, NULL };
 	struct seg_list big = { 0 }, small = { 0 };
@@ -475,6 +521,8 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 	for (t = 0; t < count; t++)
 		if (jobs[t].failed)
 			ok = false;
+	if (ok && same)
+		mark_same(&r, n, same, threads);
 	free(big.s);
 	free(small.s);
 	free(r.keys);

@@ -45,9 +45,11 @@ typedef void (*str_key_fn)(const void *ctx, size_t i, const unsigned char **key,
 
 /* Order sorted words whose keys tie on the word (str_tied) by their whole
  * keys, the index breaking ties (descending keys when mask is all ones),
- * on up to threads threads.  0, or CLS_E_FAIL after a message when out of
- * memory. */
+ * on up to threads threads.  same, when not NULL, is then set for -u:
+ * same[i] (i >= 1) tells whether word i's key equals word i-1's, found
+ * with the keys the rounds looked up.  0, or CLS_E_FAIL after a message
+ * when out of memory. */
 int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const void *ctx,
-	       unsigned threads);
+	       unsigned threads, unsigned char *same);
 
 #endif

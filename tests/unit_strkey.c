@@ -66,12 +66,14 @@ static void free_keys(struct keys *k, size_t n)
 	free(k->len);
 }
 
-/* Whether words, made and refined, put the n keys in the reference order. */
+/* Whether words, made and refined, put the n keys in the reference order,
+ * and mark each key that equals the one before as the same (-u). */
 static int check(const struct keys *k, size_t n, int down, unsigned threads)
 {
 	const uint64_t mask = down ? ~(uint64_t)0 : 0;
 	struct word128 *w = malloc((n ? n : 1) * sizeof *w);
 	uint32_t *ref = malloc((n ? n : 1) * sizeof *ref);
+	unsigned char *same = malloc(n ? n : 1);
 	size_t i;
 	int good = 1;
 
@@ -80,7 +82,7 @@ static int check(const struct keys *k, size_t n, int down, unsigned threads)
 		ref[i] = (uint32_t)i;
 	}
 	if (radix_sort(w, NULL, n, WORD128, threads, NULL) ||
-	    str_refine(w, n, mask, key_of, k, threads))
+	    str_refine(w, n, mask, key_of, k, threads, same))
 		good = 0;
 	cmp_keys = k;
 	cmp_down = down;
@@ -88,8 +90,13 @@ static int check(const struct keys *k, size_t n, int down, unsigned threads)
 	for (i = 0; good && i < n; i++)
 		if ((uint32_t)w[i].lo != ref[i])
 			good = 0;
+	for (i = 1; good && i < n; i++)
+		if (same[i] != !str_cmp(k->p[ref[i]], k->len[ref[i]], k->p[ref[i - 1]],
+					k->len[ref[i - 1]]))
+			good = 0;
 	free(w);
 	free(ref);
+	free(same);
 	return good;
 }
 
