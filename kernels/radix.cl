@@ -163,11 +163,13 @@ void radix_scan_up(__global ulong *a, const ulong m, __global ulong *sums)
 	const ulong first = (ulong)get_group_id(0) * SCAN_SEG + (ulong)lid * SCAN_ITEMS;
 	ulong v[SCAN_ITEMS], sum = 0, total;
 
+#pragma unroll
 	for (uint j = 0; j < SCAN_ITEMS; j++) {
 		v[j] = first + j < m ? a[first + j] : 0;
 		sum += v[j];
 	}
 	sum = wg_scan_ulong(sum, tmp, &total);
+#pragma unroll
 	for (uint j = 0; j < SCAN_ITEMS; j++) {
 		if (first + j < m)
 			a[first + j] = sum;
@@ -189,11 +191,13 @@ void radix_scan_top(__global ulong *sums, const ulong ns)
 	for (ulong seg = 0; seg < ns; seg += SCAN_SEG) {
 		const ulong first = seg + (ulong)lid * SCAN_ITEMS;
 		ulong v[SCAN_ITEMS], sum = 0, total;
+#pragma unroll
 		for (uint j = 0; j < SCAN_ITEMS; j++) {
 			v[j] = first + j < ns ? sums[first + j] : 0;
 			sum += v[j];
 		}
 		sum = carry + wg_scan_ulong(sum, tmp, &total);
+#pragma unroll
 		for (uint j = 0; j < SCAN_ITEMS; j++) {
 			if (first + j < ns)
 				sums[first + j] = sum;
@@ -237,6 +241,7 @@ void radix_scatter(__global const word_t *src, __global word_t *dst, const ulong
 		word_t w[RADIX_ITEMS];
 		uint pre[RADIX_ITEMS];
 
+#pragma unroll
 		for (uint j = 0; j < RADIX_ITEMS; j++) {
 			const uint i = j * RADIX_WG + lid;
 			if (i < valid)
@@ -247,29 +252,35 @@ void radix_scatter(__global const word_t *src, __global word_t *dst, const ulong
 		for (uint j = 0; j < RADIX_ITEMS; j++)
 			if (lid * RADIX_ITEMS + j < valid)
 				w[j] = tile[RI(lid * RADIX_ITEMS + j)];
+#pragma unroll
 		for (uint r = 0; r < 2; r++) {
 			uint total, sum = 0, c[16];
 
+#pragma unroll
 			for (uint v = 0; v < 16; v++)
 				cnt[CI(v * RADIX_WG + lid)] = 0;
 			/* Places past valid hold no word: they count as value
 			 * 15, and being last in the tile they stay last. */
+#pragma unroll
 			for (uint j = 0; j < RADIX_ITEMS; j++) {
 				const uint v = lid * RADIX_ITEMS + j < valid ?
 					       digit_of(w[j], shift + 4 * r, 4) : 15;
 				pre[j] = cnt[CI(v * RADIX_WG + lid)]++;
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
 			for (uint k = 0; k < 16; k++) {
 				c[k] = cnt[CI(lid * 16 + k)];
 				sum += c[k];
 			}
 			sum = wg_scan_uint(sum, scan_tmp, &total);
+#pragma unroll
 			for (uint k = 0; k < 16; k++) {
 				cnt[CI(lid * 16 + k)] = sum;
 				sum += c[k];
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
 			for (uint j = 0; j < RADIX_ITEMS; j++) {
 				const uint v = lid * RADIX_ITEMS + j < valid ?
 					       digit_of(w[j], shift + 4 * r, 4) : 15;
