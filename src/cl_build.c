@@ -27,7 +27,7 @@ static unsigned max_fuse(size_t wsize)
 	return wsize == 4 ? CLB_MAX_FUSE : wsize == 8 ? CLB_MAX_FUSE - 1 : CLB_MAX_FUSE - 2;
 }
 
-static size_t env_size(const char *name, size_t fallback)
+size_t clb_env_size(const char *name, size_t fallback)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -45,9 +45,9 @@ static size_t env_size(const char *name, size_t fallback)
 void clb_choose_shape(const struct dev_ctx *d, size_t wsize, bool merge_tile, struct clb_shape *s)
 {
 	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
-	size_t wg = env_size("CLSORT_WG", gpu ? 256 : 64);
-	size_t ept = env_size("CLSORT_EPT", gpu ? 128 / wsize : wsize == 16 ? 4 : 8);
-	const size_t fuse = env_size("CLSORT_FUSE", (size_t)1 << max_fuse(wsize));
+	size_t wg = clb_env_size("CLSORT_WG", gpu ? 256 : 64);
+	size_t ept = clb_env_size("CLSORT_EPT", gpu ? 128 / wsize : wsize == 16 ? 4 : 8);
+	const size_t fuse = clb_env_size("CLSORT_FUSE", (size_t)1 << max_fuse(wsize));
 	/* The tile with its padding, within three quarters of local memory:
 	 * the rest is for what the compiler keeps there itself. */
 	const cl_ulong room = d->local_mem / 4 * 3;
@@ -71,7 +71,7 @@ void clb_choose_shape(const struct dev_ctx *d, size_t wsize, bool merge_tile, st
 		s->global_merge = false;
 	else if (g && *g)
 		msg_err("warning: ignoring CLSORT_GLOBAL=%s: use bitonic or merge", g);
-	s->merge_items = env_size("CLSORT_MERGE_ITEMS", gpu ? 16 : 4096);
+	s->merge_items = clb_env_size("CLSORT_MERGE_ITEMS", gpu ? 16 : 4096);
 	s->merge_wg = gpu ? 256 : 1;
 	s->fuse = clb_log2(fuse);
 	if (s->fuse < 1)

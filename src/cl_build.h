@@ -37,6 +37,10 @@ struct clb_shape {
  * CLSORT_MERGE_ITEMS override, for measurement. */
 void clb_choose_shape(const struct dev_ctx *d, size_t wsize, bool merge_tile, struct clb_shape *s);
 
+/* The power of two environment variable name holds, else fallback (with
+ * a warning where it holds something else). */
+size_t clb_env_size(const char *name, size_t fallback);
+
 /* floor(log2(v)), v > 0. */
 unsigned clb_log2(size_t v);
 

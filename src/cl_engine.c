@@ -7,12 +7,18 @@
 #include <string.h>
 
 #include "cl_build.h"
+#include "cl_radix.h"
 #include "device.h"
 #include "util.h"
 
 /* Kernels of an engine: tile sort, tail, pair tails, merge, merge of
- * pieces, flip and half. */
-#define NKERNELS (2 * CLB_MAX_FUSE + 6)
+ * pieces, the radix sort's, flip and half. */
+#define NKERNELS (2 * CLB_MAX_FUSE + 6 + CLR_NKERNELS)
+/* --device-sort=auto: runs of at least this many words go through the
+ * radix sort on a GPU, smaller ones (which a few tiles hold) through the
+ * bitonic networks; CPU devices keep the tiles and merge-path passes.  A
+ * guess, to be measured. */
+#define RADIX_MIN ((size_t)1 << 16)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */
@@ -36,7 +42,8 @@ struct cle {
 	struct dev_ctx devc;
 	bool started;			/* cle_start ran... */
 	int start_rc;			/* ...and returned this */
-	struct clb_job job;		/* the build cle_start started... */
+	struct clb_job job;		/* the build of the tile sort's program... */
+	bool sort_started;		/* ...started... */
 	bool building;			/* ...not yet joined by cle_ready... */
 	int ready_rc;			/* ...which returned this */
 	bool dev_opened;
@@ -47,6 +54,10 @@ struct cle {
 	char options[512];		/* every program's, before the kernels' own */
 	cl_program prog;		/* the sort's kernels */
 	cl_program pieces_prog;		/* merge_pieces, once a merge needs it */
+	struct clr radix;		/* the radix sort, its program built when a sort
+					 * first runs it */
+	bool radix_may;			/* --device-sort lets runs go through it: they
+					 * need buf2 */
 	cl_kernel tile_sort, tail;
 	cl_kernel pair, pair_flip;	/* two tails after the substage of distance TILE */
 	cl_kernel half[CLB_MAX_FUSE + 1], flip[CLB_MAX_FUSE + 1];
@@ -69,11 +80,37 @@ struct cle {
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
 
-/* The device opened and the build of the sort's program started: on the
- * first call that has words to sort, so that an input with none never
- * touches OpenCL.  Once: a failure is kept for every later call.  0 or
- * CLS_E_FAIL after a message. */
-static int cle_start(struct cle *e)
+/* Whether a run of n words goes through the radix sort. */
+static bool use_radix(const struct cle *e, size_t n)
+{
+	switch (e->c.devsort) {
+	case CLS_DEVSORT_RADIX:
+		return true;
+	case CLS_DEVSORT_BITONIC:
+		return false;
+	default:
+		return (e->dev->type & CL_DEVICE_TYPE_GPU) && n >= RADIX_MIN;
+	}
+}
+
+/* Start building the tile sort's program on a thread, once. */
+static void start_sort_program(struct cle *e)
+{
+	if (e->sort_started)
+		return;
+	e->sort_started = true;
+	e->job.d = e->dev;
+	clb_sort_program(&e->sh, e->options, &e->job);
+	clb_start(&e->job);
+	e->building = true;
+}
+
+/* The device opened and the build of the program a run of about n words
+ * needs started (the radix sort's or the tile sort's): on the first call
+ * that has words to sort, so that an input with none never touches
+ * OpenCL.  Once: a failure is kept for every later call.  0 or CLS_E_FAIL
+ * after a message. */
+static int cle_start(struct cle *e, size_t n)
 {
 	struct dev_ctx *d = e->dev;
 	const char *extra = getenv("CLSORT_CL_OPTIONS");
@@ -115,17 +152,20 @@ static int cle_start(struct cle *e)
 			 e->c.local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->sh.fuse);
 	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
 		 (unsigned long long)(d->local_mem >> 10));
-	e->job.d = d;
-	clb_sort_program(&e->sh, e->options, &e->job);
-	clb_start(&e->job);
-	e->building = true;
+	clr_init(&e->radix, d, e->sh.wsize, e->options);
+	e->radix_may = e->c.devsort == CLS_DEVSORT_RADIX ||
+		       (e->c.devsort == CLS_DEVSORT_AUTO && (d->type & CL_DEVICE_TYPE_GPU));
+	if (use_radix(e, n))
+		clr_start(&e->radix);
+	else
+		start_sort_program(e);
 	e->start_rc = 0;
 	return 0;
 }
 
-/* The sort's kernels, once their build (cle_start) has ended: it is
- * waited for here, and the wait counted in t_wait.  0 or CLS_E_FAIL after
- * a message. */
+/* The tile sort's kernels, once their build (start_sort_program) has
+ * ended: it is waited for here, and the wait counted in t_wait.  0 (also
+ * where it never started) or CLS_E_FAIL after a message. */
 static int cle_ready(struct cle *e)
 {
 	const double t0 = now_sec();
@@ -155,6 +195,27 @@ static int cle_ready(struct cle *e)
 	}
 	assert(i == e->job.n);
 	return 0;
+}
+
+/* The tile sort's kernels, their build started here where it was not. */
+static int sort_kernels(struct cle *e)
+{
+	start_sort_program(e);
+	return cle_ready(e);
+}
+
+/* The radix sort's kernels, likewise; the wait counted in t_wait. */
+static int radix_kernels(struct cle *e)
+{
+	const double t0 = now_sec();
+	const bool waits = !e->radix.prog;
+	const int rc = clr_ready(&e->radix);
+
+	if (waits) {
+		e->base.t_wait += now_sec() - t0;
+		e->base.t_once = e->dev->t_build;
+	}
+	return rc;
 }
 
 /* The merge of sorted pieces, a program of its own: built on the first
@@ -252,6 +313,7 @@ static void cle_close(struct engine *base)
 
 	/* A build not waited for yet: its kernels are released below. */
 	cle_ready(e);
+	clr_release(&e->radix);
 	release_stages(e);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
@@ -333,7 +395,7 @@ static int cle_reserve(struct cle *e, size_t words)
 	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->sh.wsize, NULL, &err);
 	if (e->buf)
 		err = touch_last(e, e->buf, words * e->sh.wsize);
-	if (err == CL_SUCCESS && e->sh.global_merge) {
+	if (err == CL_SUCCESS && (e->sh.global_merge || e->radix_may)) {
 		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->sh.wsize, NULL, &err);
 		if (e->buf2)
 			err = touch_last(e, e->buf2, words * e->sh.wsize);
@@ -381,6 +443,12 @@ static void record_event(struct cle *e, cl_kernel k, cl_event ev)
 	e->prof[e->nprof++] = ev;
 }
 
+/* record_event for the radix sort's kernels. */
+static void record_radix(void *ctx, cl_kernel k, cl_event ev)
+{
+	record_event(ctx, k, ev);
+}
+
 /* The engine's kernels in the order -vv reports them: kernel i (NULL where
  * this engine has none) and, when name is not NULL, its name. */
 static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t size)
@@ -397,6 +465,14 @@ static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t siz
 		return fixed[i];
 	}
 	i -= nfixed;
+	if (i < CLR_NKERNELS) {
+		const char *rname;
+		const cl_kernel k = clr_kernel(&e->radix, i, &rname);
+		if (name)
+			snprintf(name, size, "%s", rname);
+		return k;
+	}
+	i -= CLR_NKERNELS;
 	if (name)
 		snprintf(name, size, "%s_%zu", i < CLB_MAX_FUSE ? "flip" : "half",
 			 i % CLB_MAX_FUSE + 1);
@@ -632,6 +708,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	struct cle *e = (struct cle *)base;
 	size_t tiles, chunk_tiles, chunks, c, tiled;
 	unsigned log_n, log_b;
+	bool radix;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL;
 	cl_int err = CL_SUCCESS;
 	cl_mem result;
@@ -640,8 +717,9 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 
 	if (n == 0)
 		return 0;
-	if (cle_start(e))
+	if (cle_start(e, n))
 		return CLS_E_FAIL;
+	radix = use_radix(e, n);
 	tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
@@ -673,8 +751,9 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 			rc = cb;
 			goto out;
 		}
-		if (err == CL_SUCCESS && (!e->building || clb_done(&e->job) || c + 1 == chunks)) {
-			if (cle_ready(e))
+		if (err == CL_SUCCESS && !radix &&
+		    (!e->building || clb_done(&e->job) || c + 1 == chunks)) {
+			if (sort_kernels(e))
 				goto out;
 			for (; tiled <= c && err == CL_SUCCESS; tiled++) {
 				const struct chunk k = chunk_of(e, tiled, chunk_tiles, n);
@@ -690,6 +769,24 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	clFlush(e->xfer);
 	what = "sort kernel launch";
 	result = e->buf;
+	if (radix) {
+		/* The words sorted where they lie, once they are all up. */
+		cl_event done = NULL;
+		if (radix_kernels(e))
+			goto out;
+		err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks, up,
+			       e->dev->profiling ? record_radix : NULL, e, &result, &done);
+		if (err == CL_SUCCESS)
+			msg_info(2, "device sort: radix, %u of %zu digit passes", e->radix.passes,
+				 e->sh.wsize);
+		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
+			    consume, ctx);
+		if (done)
+			clReleaseEvent(done);
+		goto out;
+	}
+	msg_info(2, "device sort: %s", e->sh.global_merge ? "tiles and merge-path passes" :
+		 "tiles and bitonic passes");
 	if (e->sh.global_merge && n > e->sh.tile) {
 		cl_ulong w, nn = n;
 		cl_mem src = e->buf, dst = e->buf2, t;
@@ -778,7 +875,7 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 
 	if (n == 0)
 		return 0;
-	if (cle_start(e))
+	if (cle_start(e, n))
 		return CLS_E_FAIL;
 	if (k > 1 && 2 * n > e->buf_words)
 		return cle_sort(base, n, produce, consume, ctx);
@@ -906,12 +1003,18 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 		*cap = want;
 		return 0;
 	}
-	if (cle_start(e))
+	if (cle_start(e, want))
 		return CLS_E_FAIL;
 	if (e->c.buffer_percent > 0)
 		most = (uint64_t)((double)d->global_mem * e->c.buffer_percent / 100.0);
 	if (most == 0)
 		most = (uint64_t)((double)d->global_mem * DEVICE_FRACTION);
+	/* The radix sort's second buffer (on a CPU device the merge-path
+	 * passes have it anyway, counted below) and its counts. */
+	if (e->radix_may && !e->sh.global_merge) {
+		const uint64_t extra = clr_extra_bytes(&e->radix);
+		most = most > extra ? (most - extra) / 2 : 0;
+	}
 	most /= e->sh.wsize;
 	if (most > cle_max_words(e))
 		most = cle_max_words(e);

@@ -21,6 +21,10 @@ enum cls_err {
 enum cls_format { CLS_FMT_BIN, CLS_FMT_KV, CLS_FMT_NPY };
 enum cls_check { CLS_CHECK_NONE, CLS_CHECK_REPORT, CLS_CHECK_QUIET };
 enum cls_local { CLS_LOCAL_AUTO, CLS_LOCAL_BITONIC, CLS_LOCAL_MERGE };
+/* How the OpenCL engine sorts a run: by the radix sort, or by tiles and
+ * the global passes that join them (bitonic networks on a GPU, merge-path
+ * merges on a CPU device). */
+enum cls_devsort { CLS_DEVSORT_AUTO, CLS_DEVSORT_RADIX, CLS_DEVSORT_BITONIC };
 
 struct key_type;
 
@@ -65,6 +69,7 @@ struct cls_opts {
 	uint64_t host_max;	/* sort up to this many records on the host... */
 	bool host_max_set;	/* ...when set; else as measured */
 	enum cls_local local;
+	enum cls_devsort devsort;	/* --device-sort */
 	unsigned threads;	/* host threads, 0 = online CPUs */
 	int verbose;
 	bool progress;		/* --progress */

@@ -22,6 +22,7 @@ struct eng_config {
 	const char *device;	/* ENG_HOST, or an OpenCL device spec */
 	enum word_kind kind;
 	enum cls_local local;	/* OpenCL: the tile kernel */
+	enum cls_devsort devsort;	/* OpenCL: radix or tiles and global passes */
 	bool profiling;		/* OpenCL: time the device's work, for -v */
 	unsigned threads;	/* host threads */
 	uint64_t buffer_bytes;	/* -S in bytes, or... */

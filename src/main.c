@@ -23,7 +23,7 @@
 
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
-	OPT_HOST, OPT_LOCAL, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER, OPT_KEY,
+	OPT_HOST, OPT_LOCAL, OPT_DEVSORT, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER, OPT_KEY,
 	OPT_SORT_KEY,
 };
 
@@ -31,7 +31,7 @@ enum {
 static char *type_arg, *sortkey_arg;
 static struct kd_list keydefs;
 static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
-	*tmpdir_arg, *check_arg, *local_arg, *header_arg;
+	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
 static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
@@ -114,6 +114,9 @@ static const struct poptOption options[] = {
 	  "N" },
 	{ "local-kernel", '\0', POPT_ARG_STRING, &local_arg, OPT_LOCAL,
 	  "tile sort kernel: bitonic (default) or merge", "KERNEL" },
+	{ "device-sort", '\0', POPT_ARG_STRING, &devsort_arg, OPT_DEVSORT,
+	  "how the device sorts a run: radix, bitonic (tiles and global passes) or auto (default: "
+	  "radix for large runs on a GPU)", "SORT" },
 	{ "parallel", '\0', POPT_ARG_LONG, &parallel_arg, OPT_PARALLEL,
 	  "host threads for parsing, encoding, merging and host sorts (default: online CPUs)", "N" },
 	{ "verbose", 'v', POPT_ARG_NONE, NULL, 'v',
@@ -307,6 +310,19 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 				o.local = CLS_LOCAL_MERGE;
 			else {
 				status = usage_error("invalid local kernel '%s': use bitonic or merge", local_arg);
+				goto fail;
+			}
+			break;
+		case OPT_DEVSORT:
+			if (!strcmp(devsort_arg, "auto"))
+				o.devsort = CLS_DEVSORT_AUTO;
+			else if (!strcmp(devsort_arg, "radix"))
+				o.devsort = CLS_DEVSORT_RADIX;
+			else if (!strcmp(devsort_arg, "bitonic"))
+				o.devsort = CLS_DEVSORT_BITONIC;
+			else {
+				status = usage_error("invalid device sort '%s': use auto, radix or bitonic",
+						     devsort_arg);
 				goto fail;
 			}
 			break;

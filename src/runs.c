@@ -409,6 +409,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 	const size_t ws = word_size(f->kind);
 
 	*ec = (struct eng_config){ .device = device, .kind = f->kind, .local = o->local,
+				   .devsort = o->devsort,
 				   .profiling = o->verbose > 0, .threads = f->threads,
 				   .buffer_bytes = o->buffer_bytes,
 				   .buffer_percent = o->buffer_percent,

@@ -42,7 +42,7 @@ setup() {
   [[ "${lines[-1]}" == "The manual: man clsort"* ]]
   for opt in --key-type --format --record-size --key-offset --field-separator \
     --descending --stable --check --skip-bad --output --device --list-devices \
-    --buffer-size --memory --temporary-directory --local-kernel --parallel \
+    --buffer-size --memory --temporary-directory --local-kernel --device-sort --parallel \
     --verbose --version; do
     [[ "$output" == *"$opt"* ]] || fail "--help does not mention $opt"
   done
@@ -238,6 +238,13 @@ long_options() {
   [[ "$stderr" == *"invalid local kernel 'quick': use bitonic or merge"* ]]
   usage_error --local-kernel=Merge
   usage_error --local-kernel=
+}
+
+@test "--device-sort: only auto, radix and bitonic" {
+  usage_error --device-sort=quick
+  [[ "$stderr" == *"invalid device sort 'quick': use auto, radix or bitonic"* ]]
+  usage_error --device-sort=Radix
+  usage_error --device-sort=
 }
 
 @test "--parallel: 1 to 256 threads" {

@@ -21,7 +21,7 @@ _clsort()
 		-u --unique -m --merge -r --descending --reverse -s --stable
 		-c --check --check= -C --skip-bad -o --output= --sync --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
-		--host-threshold= --local-kernel= --parallel= --progress -v --verbose
+		--host-threshold= --local-kernel= --device-sort= --parallel= --progress -v --verbose
 		-V --version -h --help'
 
 	# Split the line on blanks ourselves: bash also splits on '=' and ':'
@@ -56,6 +56,7 @@ _clsort()
 	-f | --format) replies=(bin kv npy) ;;
 	-t | --field-separator) replies=(':' ',' ';' '=' '\\t' blank) ;;
 	--local-kernel) replies=(bitonic merge) ;;
+	--device-sort) replies=(auto radix bitonic) ;;
 	--check)
 		# Only as --check=MODE: a separate word is a file.
 		if [[ $cur == --check=* ]]; then

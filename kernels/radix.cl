@@ -1,0 +1,323 @@
+/* LSD radix sort of the words of one buffer, 8-bit digits, by
+ * reduce-then-scan: no work-group ever waits for another, so it needs
+ * nothing of the device's scheduling (PoCL runs it as any GPU does).
+ *
+ * Built (with -DRADIX) with the word width and
+ *   RADIX_WG     work-group size,
+ *   RADIX_ITEMS  words each work-item ranks per tile (a power of two),
+ *   LOG_RADIX_ITEMS  its base-2 logarithm,
+ * so that a tile of RTILE = RADIX_WG * RADIX_ITEMS words is what a
+ * work-group ranks in local memory at once.  The words are cut into
+ * nblocks blocks of whole tiles, one work-group each, and a pass on the
+ * digit at bit shift runs
+ *   radix_count    each block's count of each digit value, into
+ *                  hist[digit * nblocks + block] (digit-major: the
+ *                  exclusive scan of hist in that order is where each
+ *                  block's words of each value start in the output),
+ *   radix_scan_up, radix_scan_top  that scan: segments of SCAN_SEG
+ *                  entries scanned on their own, then their sums (the
+ *                  scatter adds a segment's sum to its entries),
+ *   radix_scatter  each block's words, tile by tile, stably sorted by the
+ *                  digit in local memory and written where they go.
+ * Once before the passes, radix_diff finds the bits where words differ
+ * from the first: a digit with none of them has one value in every
+ * word, and its pass is skipped (as the host's radix sort does). */
+
+#ifdef RADIX
+
+#define RTILE (RADIX_WG * RADIX_ITEMS)
+#define RADIX_BINS 256
+#define SCAN_ITEMS 8
+#define SCAN_SEG (RADIX_WG * SCAN_ITEMS)
+
+/* Digit of w at bit shift (a multiple of 4), width bits. */
+#if WORD_BITS == 128
+inline uint digit_of(word_t w, uint shift, uint bits)
+{
+	const ulong part = shift < 64 ? w.x : w.y;
+	return (uint)(part >> (shift & 63)) & ((1u << bits) - 1);
+}
+#else
+inline uint digit_of(word_t w, uint shift, uint bits)
+{
+	return (uint)(w >> shift) & ((1u << bits) - 1);
+}
+#endif
+
+/* Local index of tile word i: a spare word after every RADIX_ITEMS, so
+ * that work-items reading their RADIX_ITEMS consecutive words hit
+ * different banks. */
+#define RI(i) ((i) + ((i) >> LOG_RADIX_ITEMS))
+#define RTILE_ALLOC (RTILE + RTILE / RADIX_ITEMS)
+/* Rank counters: one spare every 32, for the scan's reads of 16
+ * consecutive counters per work-item. */
+#define CI(i) ((i) + ((i) >> 5))
+#define CNT_ALLOC (16 * RADIX_WG + 16 * RADIX_WG / 32)
+
+/* Exclusive scan of v over the work-group (all of it calls), through
+ * tmp[RADIX_WG]; *total gets the sum of all. */
+inline uint wg_scan_uint(uint v, __local uint *tmp, uint *total)
+{
+	const uint lid = get_local_id(0);
+	uint incl;
+
+	tmp[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (uint off = 1; off < RADIX_WG; off <<= 1) {
+		const uint t = lid >= off ? tmp[lid - off] : 0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		tmp[lid] += t;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	incl = tmp[lid];
+	*total = tmp[RADIX_WG - 1];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return incl - v;
+}
+
+inline ulong wg_scan_ulong(ulong v, __local ulong *tmp, ulong *total)
+{
+	const uint lid = get_local_id(0);
+	ulong incl;
+
+	tmp[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (uint off = 1; off < RADIX_WG; off <<= 1) {
+		const ulong t = lid >= off ? tmp[lid - off] : 0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		tmp[lid] += t;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	incl = tmp[lid];
+	*total = tmp[RADIX_WG - 1];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return incl - v;
+}
+
+/* diff[0..WORD_BITS/32) |= the bits where some word of buf differs from
+ * buf[0] (diff zeroed before), as 32-bit parts, lowest first.  Any number
+ * of work-groups, each taking every so many words. */
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_diff(__global const word_t *buf, const ulong n, __global uint *diff)
+{
+	__local uint acc[4];
+	const uint lid = get_local_id(0);
+	const word_t first = buf[0];
+	word_t d = first ^ first;
+
+	if (lid < 4)
+		acc[lid] = 0;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+		d |= buf[i] ^ first;
+#if WORD_BITS == 32
+	if (d)
+		atomic_or(&acc[0], d);
+#elif WORD_BITS == 64
+	if (d) {
+		atomic_or(&acc[0], (uint)d);
+		atomic_or(&acc[1], (uint)(d >> 32));
+	}
+#else
+	if (d.x | d.y) {
+		atomic_or(&acc[0], (uint)d.x);
+		atomic_or(&acc[1], (uint)(d.x >> 32));
+		atomic_or(&acc[2], (uint)d.y);
+		atomic_or(&acc[3], (uint)(d.y >> 32));
+	}
+#endif
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (lid < WORD_BITS / 32 && acc[lid])
+		atomic_or(&diff[lid], acc[lid]);
+}
+
+/* hist[d * nblocks + b] = how many words of block b (words [b * per_block,
+ * (b + 1) * per_block) of src, within n) have digit value d at shift. */
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_count(__global const word_t *src, const ulong n, const uint shift,
+		 const ulong per_block, __global ulong *hist, const uint nblocks)
+{
+	__local uint h[RADIX_BINS];
+	const uint lid = get_local_id(0);
+	const uint b = get_group_id(0);
+	const ulong base = b * per_block;
+	const ulong end = base + per_block < n ? base + per_block : n;
+
+	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
+		h[d] = 0;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (ulong i = base + lid; i < end; i += RADIX_WG)
+		atomic_inc(&h[digit_of(src[i], shift, 8)]);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
+		hist[(ulong)d * nblocks + b] = h[d];
+}
+
+/* Each segment of SCAN_SEG entries of a[0..m) scanned (exclusive) in
+ * place on its own, one work-group each; sums[g] = segment g's total. */
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_up(__global ulong *a, const ulong m, __global ulong *sums)
+{
+	__local ulong tmp[RADIX_WG];
+	const uint lid = get_local_id(0);
+	const ulong first = (ulong)get_group_id(0) * SCAN_SEG + (ulong)lid * SCAN_ITEMS;
+	ulong v[SCAN_ITEMS], sum = 0, total;
+
+#pragma unroll
+	for (uint j = 0; j < SCAN_ITEMS; j++) {
+		v[j] = first + j < m ? a[first + j] : 0;
+		sum += v[j];
+	}
+	sum = wg_scan_ulong(sum, tmp, &total);
+#pragma unroll
+	for (uint j = 0; j < SCAN_ITEMS; j++) {
+		if (first + j < m)
+			a[first + j] = sum;
+		sum += v[j];
+	}
+	if (lid == 0)
+		sums[get_group_id(0)] = total;
+}
+
+/* sums[0..ns) scanned (exclusive) in place by one work-group, SCAN_SEG at
+ * a time. */
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scan_top(__global ulong *sums, const ulong ns)
+{
+	__local ulong tmp[RADIX_WG];
+	const uint lid = get_local_id(0);
+	ulong carry = 0;
+
+	for (ulong seg = 0; seg < ns; seg += SCAN_SEG) {
+		const ulong first = seg + (ulong)lid * SCAN_ITEMS;
+		ulong v[SCAN_ITEMS], sum = 0, total;
+#pragma unroll
+		for (uint j = 0; j < SCAN_ITEMS; j++) {
+			v[j] = first + j < ns ? sums[first + j] : 0;
+			sum += v[j];
+		}
+		sum = carry + wg_scan_ulong(sum, tmp, &total);
+#pragma unroll
+		for (uint j = 0; j < SCAN_ITEMS; j++) {
+			if (first + j < ns)
+				sums[first + j] = sum;
+			sum += v[j];
+		}
+		carry += total;
+	}
+}
+
+/* One pass: block b's words of src, RTILE at a time, into dst.  Each
+ * tile is sorted stably by the digit in local memory, by two rounds on
+ * its 4-bit halves (each a counting sort: every work-item counts its
+ * consecutive words' values in a column of its own, and the scan of the
+ * counters in value-major order gives each word its place), then written
+ * out in that order: a word of value d at place p of the tile goes to
+ * where the block's words of value d go next (offs, the scanned hist,
+ * plus its segment's sum) plus p less the place of the tile's first word
+ * of value d.  Words of one value thus keep their order in the block,
+ * and neighbouring work-items write neighbouring words. */
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scatter(__global const word_t *src, __global word_t *dst, const ulong n,
+		   const uint shift, const ulong per_block, __global const ulong *offs,
+		   __global const ulong *sums, const uint nblocks)
+{
+	__local word_t tile[RTILE_ALLOC];
+	__local uint cnt[CNT_ALLOC];
+	__local uint scan_tmp[RADIX_WG];
+	__local uint start[RADIX_BINS + 1];	/* the tile's first place of each value */
+	__local ulong next[RADIX_BINS];		/* where the block's words of each value go next */
+	const uint lid = get_local_id(0);
+	const uint b = get_group_id(0);
+	const ulong bbase = b * per_block;
+	const ulong bend = bbase + per_block < n ? bbase + per_block : n;
+
+	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG) {
+		const ulong i = (ulong)d * nblocks + b;
+		next[d] = offs[i] + sums[i / SCAN_SEG];
+	}
+	for (ulong base = bbase; base < bend; base += RTILE) {
+		const uint valid = bend - base < RTILE ? (uint)(bend - base) : RTILE;
+		word_t w[RADIX_ITEMS];
+		uint pre[RADIX_ITEMS];
+
+#pragma unroll
+		for (uint j = 0; j < RADIX_ITEMS; j++) {
+			const uint i = j * RADIX_WG + lid;
+			if (i < valid)
+				tile[RI(i)] = src[base + i];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+		for (uint j = 0; j < RADIX_ITEMS; j++)
+			if (lid * RADIX_ITEMS + j < valid)
+				w[j] = tile[RI(lid * RADIX_ITEMS + j)];
+#pragma unroll
+		for (uint r = 0; r < 2; r++) {
+			uint total, sum = 0, c[16];
+
+#pragma unroll
+			for (uint v = 0; v < 16; v++)
+				cnt[CI(v * RADIX_WG + lid)] = 0;
+			/* Places past valid hold no word: they count as value
+			 * 15, and being last in the tile they stay last. */
+#pragma unroll
+			for (uint j = 0; j < RADIX_ITEMS; j++) {
+				const uint v = lid * RADIX_ITEMS + j < valid ?
+					       digit_of(w[j], shift + 4 * r, 4) : 15;
+				pre[j] = cnt[CI(v * RADIX_WG + lid)]++;
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+			for (uint k = 0; k < 16; k++) {
+				c[k] = cnt[CI(lid * 16 + k)];
+				sum += c[k];
+			}
+			sum = wg_scan_uint(sum, scan_tmp, &total);
+#pragma unroll
+			for (uint k = 0; k < 16; k++) {
+				cnt[CI(lid * 16 + k)] = sum;
+				sum += c[k];
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+			for (uint j = 0; j < RADIX_ITEMS; j++) {
+				const uint v = lid * RADIX_ITEMS + j < valid ?
+					       digit_of(w[j], shift + 4 * r, 4) : 15;
+				const uint p = cnt[CI(v * RADIX_WG + lid)] + pre[j];
+				if (p < valid)
+					tile[RI(p)] = w[j];
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+			if (r == 0) {
+#pragma unroll
+				for (uint j = 0; j < RADIX_ITEMS; j++)
+					if (lid * RADIX_ITEMS + j < valid)
+						w[j] = tile[RI(lid * RADIX_ITEMS + j)];
+			}
+		}
+		/* The tile's first place of each value: where the value
+		 * changes from one word to the next. */
+		for (uint p = lid; p < valid; p += RADIX_WG) {
+			const uint d = digit_of(tile[RI(p)], shift, 8);
+			const uint lo = p ? digit_of(tile[RI(p - 1)], shift, 8) + 1 : 0;
+			for (uint e = lo; e <= d; e++)
+				start[e] = p;
+			if (p == valid - 1)
+				for (uint e = d + 1; e <= RADIX_BINS; e++)
+					start[e] = valid;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (uint p = lid; p < valid; p += RADIX_WG) {
+			const word_t x = tile[RI(p)];
+			const uint d = digit_of(x, shift, 8);
+			dst[next[d] + p - start[d]] = x;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
+			next[d] += start[d + 1] - start[d];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+#endif

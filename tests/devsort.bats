@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# The device's radix sort (--device-sort=radix) on PoCL: edge sizes around
+# its tiles and blocks, key distributions that skip digit passes, every
+# key type, both directions, records, text lines and --stable, each
+# compared byte for byte with refsort (or GNU sort for string keys), and
+# with the tiles and global passes (--device-sort=bitonic) on one input.
+load helpers
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+}
+
+# A small radix shape (tiles of 64 words, at most 4 blocks), so that small
+# inputs fill several tiles per block, and partial tiles and blocks.
+small() {
+  CLSORT_RADIX_WG=16 CLSORT_RADIX_ITEMS=4 CLSORT_RADIX_BLOCKS=4 "$@"
+}
+
+# same_as_ref FILE WHAT REFSORT-OPTIONS -- CLSORT-OPTIONS...: clsort's
+# radix sort of FILE, in its default shape and the small one, is
+# refsort's.
+same_as_ref() {
+  local in=$1 what=$2 ref=() s
+  shift 2
+  while [ "$1" != -- ]; do ref+=("$1"); shift; done
+  shift
+  "$REFSORT" sort "${ref[@]}" < "$in" > "$T/want"
+  for s in "" small; do
+    $s "$CLSORT" "${DEV[@]}" --device-sort=radix "$@" "$in" > "$T/got" ||
+      fail "clsort $* ($s) failed with status $? on $what"
+    cmp "$T/want" "$T/got" || fail "clsort $* ($s) differs from refsort on $what"
+  done
+}
+
+# sizes_check N [DIST...]: N u32 keys of each distribution (all five by
+# default), ascending and descending.
+sizes_check() {
+  local n=$1 d dists
+  shift
+  dists=("$@")
+  [ $# -gt 0 ] || dists=(rand equal few sorted reverse)
+  for d in "${dists[@]}"; do
+    "$REFSORT" gen u32 "$n" "$n" "$d" > "$T/in"
+    same_as_ref "$T/in" "$n keys, $d" -- 
+    same_as_ref "$T/in" "$n keys, $d, -r" -r -- -r
+  done
+}
+
+@test "radix: no keys, 1, 2 and 3 keys" {
+  sizes_check 0
+  [ ! -s "$T/got" ]
+  sizes_check 1
+  sizes_check 2
+  sizes_check 3
+}
+
+@test "radix: 255, 256 and 257 keys" {
+  sizes_check 255
+  sizes_check 256
+  sizes_check 257
+}
+
+@test "radix: 2^k -+ 1 keys around tiles and blocks" {
+  local n
+  for n in 63 65 4095 4097 16383 16385; do
+    sizes_check $n rand few
+  done
+  sizes_check 65535 rand
+  sizes_check 65537 rand equal
+}
+
+@test "radix: a prime number of keys, every distribution" {
+  sizes_check 100003
+}
+
+@test "radix: 2^20+1 keys" {
+  sizes_check $(((1 << 20) + 1)) rand
+}
+
+@test "radix: every key type, special values, both directions" {
+  local t
+  for t in u32 i32 f32 u64 i64 f64; do
+    "$REFSORT" gen $t 20011 7 special > "$T/in"
+    same_as_ref "$T/in" "$t special" -k $t -- -k $t
+    same_as_ref "$T/in" "$t special, -r" -k $t -r -- -k $t -r
+    "$REFSORT" gen $t 30011 8 rand > "$T/in"
+    same_as_ref "$T/in" "$t rand" -k $t -- -k $t
+    "$REFSORT" gen $t 3001 9 few > "$T/in"
+    same_as_ref "$T/in" "$t few, -r" -k $t -r -- -k $t -r
+  done
+}
+
+@test "radix: records (indexed 64- and 128-bit words), --stable and -r" {
+  local t
+  for t in u32 i64 f64; do
+    "$REFSORT" gen-rec 20003 16 4 $t 11 few > "$T/in"
+    same_as_ref "$T/in" "$t records" -k $t -R 16 --key-offset 4 -- -k $t -R 16 --key-offset 4
+    same_as_ref "$T/in" "$t records, -s -r" -k $t -R 16 --key-offset 4 -r -- \
+      -k $t -R 16 --key-offset 4 -s -r
+  done
+}
+
+@test "radix: kv lines, numeric keys and string keys (128-bit words), --stable" {
+  "$REFSORT" gen-kv 30001 12 u32 500 > "$T/in"
+  same_as_ref "$T/in" "kv lines" -f kv -- -f kv
+  same_as_ref "$T/in" "kv lines, -s -r" -f kv -r -- -f kv -s -r
+  "$REFSORT" gen-kv 30001 13 i64 > "$T/in"
+  same_as_ref "$T/in" "kv i64 lines" -f kv -k i64 -- -f kv -k i64
+  sort -s -t: -k1,1 "$T/in" > "$T/want"
+  for s in "" small; do
+    $s "$CLSORT" "${DEV[@]}" --device-sort=radix -f kv -k str -s "$T/in" > "$T/got"
+    cmp "$T/want" "$T/got" || fail "-k str ($s) differs from sort -s"
+  done
+  sort -s -r -t: -k1,1 "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" --device-sort=radix -f kv -k str -s -r "$T/in" > "$T/got"
+  cmp "$T/want" "$T/got" || fail "-k str -r differs from sort -s -r"
+}
+
+@test "radix and bitonic give the same bytes" {
+  local o
+  "$REFSORT" gen-rec 50021 12 0 u64 14 few > "$T/in"
+  for o in "" -r; do
+    "$CLSORT" "${DEV[@]}" --device-sort=radix -k u64 -R 12 $o "$T/in" > "$T/radix"
+    "$CLSORT" "${DEV[@]}" --device-sort=bitonic -k u64 -R 12 $o "$T/in" > "$T/bitonic"
+    cmp "$T/radix" "$T/bitonic" || fail "radix and bitonic differ ($o)"
+  done
+}
+
+@test "radix: runs out of core, each sorted on the device" {
+  "$REFSORT" gen u64 200003 15 rand > "$T/in"
+  "$REFSORT" sort -k u64 < "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" --device-sort=radix -k u64 -S 256K "$T/in" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "-vv says which sort ran and how many digit passes" {
+  "$REFSORT" gen u32 5000 1 equal > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix "$T/in" 2> "$T/err" > /dev/null
+  grep -q 'device sort: radix, 0 of 4 digit passes' "$T/err" || fail "$(cat "$T/err")"
+  # Keys below 256 differ in their lowest byte only.
+  perl -e 'print pack("V*", reverse 0 .. 255)' > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix "$T/in" 2> "$T/err" > "$T/got"
+  grep -q 'device sort: radix, 1 of 4 digit passes' "$T/err" || fail "$(cat "$T/err")"
+  cmp <(perl -e 'print pack("V*", 0 .. 255)') "$T/got"
+  "$REFSORT" gen u64 5000 2 rand > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix -k u64 "$T/in" 2> "$T/err" > /dev/null
+  grep -q 'device sort: radix, 8 of 8 digit passes' "$T/err" || fail "$(cat "$T/err")"
+  # auto keeps the merge-path passes on a CPU device.
+  "$CLSORT" "${DEV[@]}" -vv "$T/in" 2> "$T/err" > /dev/null
+  grep -q 'device sort: tiles and merge-path passes' "$T/err" || fail "$(cat "$T/err")"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=bitonic "$T/in" 2> "$T/err" > /dev/null
+  grep -q 'device sort: tiles and' "$T/err" || fail "$(cat "$T/err")"
+}
