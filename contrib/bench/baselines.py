@@ -3,7 +3,9 @@
 
   baselines.py numpy-e2e IN OUT [DTYPE]  np.fromfile -> np.sort -> tofile
                                       (DTYPE u4, the default, or u8)
-  baselines.py cupy-sort N [REPS]     cupy.sort of N random u32 on the GPU,
+  baselines.py cupy-sort N [REPS [DTYPE]]
+                                      cupy.sort of N random u32 (DTYPE u4,
+                                      the default) or u64 (u8) on the GPU,
                                       device time only (CUB radix sort),
                                       timed with CUDA events; prints the
                                       median seconds
@@ -30,10 +32,13 @@ def have_cupy():
         return False
 
 
-def cupy_sort(n, reps):
+def cupy_sort(n, reps, dtype="u4"):
     import cupy as cp
     rng = cp.random.default_rng(12345)
-    keys = rng.integers(0, 2**32, size=n, dtype=cp.uint64).astype(cp.uint32)
+    if dtype == "u8":
+        keys = rng.integers(0, 2**63, size=n, dtype=cp.uint64) * 2 + 1
+    else:
+        keys = rng.integers(0, 2**32, size=n, dtype=cp.uint64).astype(cp.uint32)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     cp.sort(keys)  # warm up: kernels and temporary storage
     cp.cuda.Device().synchronize()
@@ -64,10 +69,10 @@ def main(argv):
     if len(argv) in (4, 5) and argv[1] == "numpy-e2e" and argv[4:] in ([], ["u4"], ["u8"]):
         numpy_e2e(argv[2], argv[3], *argv[4:])
         return 0
-    if len(argv) in (3, 4) and argv[1] == "cupy-sort":
+    if len(argv) in (3, 4, 5) and argv[1] == "cupy-sort" and argv[4:] in ([], ["u4"], ["u8"]):
         if not have_cupy():
             return 3
-        cupy_sort(int(argv[2]), int(argv[3]) if len(argv) == 4 else 5)
+        cupy_sort(int(argv[2]), int(argv[3]) if len(argv) >= 4 else 5, *argv[4:])
         return 0
     sys.stderr.write(__doc__)
     return 2
