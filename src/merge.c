@@ -387,14 +387,83 @@ static uint64_t key_at(struct probe *pr, size_t at)
 	return enc_cursor_next(&c) == 1 ? c.key : 0;
 }
 
-/* Byte offset of the first record of the run whose key is above v. */
-static size_t cut_after(struct probe *pr, uint64_t v)
+/* Keys whose sortable key is only a prefix (string keys, several keys,
+ * bytes:N longer than a word): cuts compare whole keys, so that runs whose
+ * keys share long prefixes (URLs, paths) are cut as finely as any. */
+static bool whole_keys(const struct enc_format *f)
+{
+	return f->str || f->tail;
+}
+
+/* A sample of the cut: a record's key, and for whole keys the record. */
+struct sample {
+	uint64_t key;
+	double weight;		/* bytes it stands for */
+	unsigned char *rec;	/* whole keys: a copy of the record... */
+	size_t len;		/* ...of this many bytes (kv: without its line end) */
+};
+
+/* Order of the keys of two records (each the first of its bytes). */
+static int cmp_records(const struct enc_format *f, const unsigned char *a, size_t alen,
+		       const unsigned char *b, size_t blen)
+{
+	struct enc_cursor x, y;
+
+	enc_cursor_init(&x, f, a, alen, "run");
+	enc_cursor_init(&y, f, b, blen, "run");
+	if (enc_cursor_next(&x) != 1 || enc_cursor_next(&y) != 1)
+		return 0;
+	return enc_cursor_cmp(&x, &y);
+}
+
+/* The sample of the record starting at byte at (< r->len).  false when a
+ * read or the copy failed (pr->err). */
+static bool sample_at(struct probe *pr, size_t at, struct sample *s)
+{
+	struct enc_cursor c;
+	size_t len;
+	const unsigned char *p = peek(pr, at, &len);
+
+	if (!p)
+		return false;
+	enc_cursor_init(&c, pr->f, p, len, "run");
+	if (enc_cursor_next(&c) != 1)
+		return true;
+	s->key = c.key;
+	if (whole_keys(pr->f)) {
+		s->len = c.len;
+		s->rec = malloc(c.len ? c.len : 1);
+		if (!s->rec) {
+			pr->err = pr->err ? pr->err : ENOMEM;
+			pr->failed = pr->failed ? pr->failed : "the samples of a cut";
+			return false;
+		}
+		memcpy(s->rec, c.rec, c.len);
+	}
+	return true;
+}
+
+/* Whether the record starting at byte at (< r->len) is above the
+ * sample's, by the key alone or by the whole key. */
+static bool above(struct probe *pr, size_t at, const struct sample *s)
+{
+	size_t len;
+	const unsigned char *p;
+
+	if (!whole_keys(pr->f))
+		return key_at(pr, at) > s->key;
+	p = peek(pr, at, &len);
+	return p && cmp_records(pr->f, p, len, s->rec, s->len) > 0;
+}
+
+/* Byte offset of the first record of the run whose key is above s's. */
+static size_t cut_after(struct probe *pr, const struct sample *s)
 {
 	size_t lo = 0, hi = pr->r->len;
-	/* Smallest pos whose record (at or after pos) has a key above v. */
+	/* Smallest pos whose record (at or after pos) has a key above s's. */
 	while (lo < hi) {
 		const size_t mid = lo + (hi - lo) / 2, at = record_at(pr, mid);
-		if (at < pr->r->len && key_at(pr, at) <= v)
+		if (at < pr->r->len && !above(pr, at, s))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -402,15 +471,13 @@ static size_t cut_after(struct probe *pr, uint64_t v)
 	return record_at(pr, lo);
 }
 
-struct sample {
-	uint64_t key;
-	double weight;		/* bytes it stands for */
-};
-
-static int cmp_sample(const void *a, const void *b)
+static int cmp_sample(const void *a, const void *b, void *arg)
 {
 	const struct sample *x = a, *y = b;
-	return (x->key > y->key) - (x->key < y->key);
+	const struct enc_format *f = arg;
+	if (x->key != y->key || !whole_keys(f))
+		return (x->key > y->key) - (x->key < y->key);
+	return cmp_records(f, x->rec, x->len, y->rec, y->len);
 }
 
 int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
@@ -418,7 +485,8 @@ int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, si
 {
 	const size_t nsamples = k * parts * per;
 	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
-	uint64_t *split = calloc(parts, sizeof *split);
+	const struct sample **split = calloc(parts, sizeof *split);
+	const struct sample none = { 0, 0, NULL, 0 };
 	struct probe pr = { f, NULL, NULL, 0, 0, NULL };
 	size_t r, p, i, n = 0;
 	double acc = 0, step;
@@ -429,38 +497,39 @@ int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, si
 		msg_errno(ENOMEM, "cannot merge runs");
 		return CLS_E_FAIL;
 	}
-	for (r = 0; r < k; r++) {
+	for (r = 0; r < k && !pr.err; r++) {
 		const size_t every = runs[r].len / (parts * per) + 1;
 		size_t pos;
 		pr.r = &runs[r];
 		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
 			const size_t at = record_at(&pr, pos);
-			if (at >= runs[r].len)
+			if (at >= runs[r].len || !sample_at(&pr, at, &smp[n]))
 				break;
-			smp[n].key = key_at(&pr, at);
 			smp[n].weight = (double)every;
 			n++;
 		}
 	}
-	qsort(smp, n, sizeof *smp, cmp_sample);
+	qsort_r(smp, n, sizeof *smp, cmp_sample, (void *)f);
 	/* Splitter p closes part p: the key where the running weight passes
 	 * (p+1)/parts of the total. */
 	step = (double)total / (double)parts;
 	for (p = 0, i = 0; p + 1 < parts; p++) {
 		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
 			acc += smp[i++].weight;
-		split[p] = n ? smp[i].key : 0;
+		split[p] = n ? &smp[i] : &none;
 	}
-	for (r = 0; r < k; r++) {
+	for (r = 0; r < k && !pr.err; r++) {
 		cuts[r] = 0;
 		cuts[parts * k + r] = runs[r].len;
 		pr.r = &runs[r];
 		for (p = 0; p + 1 < parts; p++) {
-			size_t c = cut_after(&pr, split[p]);
+			size_t c = split[p] == &none ? 0 : cut_after(&pr, split[p]);
 			/* Splitters never decrease, nor may the cuts. */
 			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
 		}
 	}
+	for (i = 0; i < n; i++)
+		free(smp[i].rec);
 	free(smp);
 	free(split);
 	free(pr.buf);
@@ -640,7 +709,7 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	struct mrg_run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
 	struct round set[2] = { { jobs, 0, 0 }, { jobs + threads, 0, 0 } };
 	bool started[2] = { false, false };
-	size_t r, p, i;
+	size_t r, p, i, largest = 0;
 	double t0 = now_sec(), t_cut, t1, t_write = 0, t_wait = 0, t_read = 0, t_merge = 0;
 	int rc = CLS_E_FAIL;
 
@@ -651,6 +720,12 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	if (mrg_cut(f, runs, k, parts, SAMPLES, total, cuts))
 		goto out;
 	t_cut = now_sec() - t0;
+	for (p = 0; p < parts; p++) {
+		size_t bytes = 0;
+		for (r = 0; r < k; r++)
+			bytes += cuts[(p + 1) * k + r] - cuts[p * k + r];
+		largest = bytes > largest ? bytes : largest;
+	}
 	/* Rounds alternate between two sets of jobs: while one set merges
 	 * round p, the other's output of round p - 1 is written. */
 	for (p = 0; p <= parts; p += threads) {
@@ -706,10 +781,12 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		t_read += jobs[i].t_read;
 		t_merge += jobs[i].t_merge;
 	}
-	msg_info(2, "merge pass: %zu runs%s, %zu MiB, %zu parts in %zu rounds on %u threads: cut %.3f s, "
-		 "read %.3f s, merge%s %.3f s (thread seconds), writing %.3f s, waiting for merges %.3f s",
-		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads, t_cut,
-		 t_read, sortable_part(f) ? " by sorting" : "", t_merge, t_write, t_wait);
+	msg_info(2, "merge pass: %zu runs%s, %zu MiB, %zu parts in %zu rounds on %u threads, the "
+		 "largest %.0f%% of the bytes: cut %.3f s, read %.3f s, merge%s %.3f s (thread "
+		 "seconds), writing %.3f s, waiting for merges %.3f s",
+		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads,
+		 total ? 100.0 * (double)largest / (double)total : 0.0, t_cut, t_read,
+		 sortable_part(f) ? " by sorting" : "", t_merge, t_write, t_wait);
 out:
 	for (i = 0; jobs && i < 2 * (size_t)threads; i++) {
 		out_abort(&jobs[i].w);

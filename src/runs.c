@@ -203,14 +203,17 @@ static size_t part_cap(const struct enc_format *f, const struct engine *e, size_
 /* The cut points of a merge on the device are runs times parts, both about
  * records over a run: with many runs (a run far smaller than the input)
  * the host merges instead.  So does the host engine (a merge is one pass
- * where its sort takes several), unless CLSORT_MERGE_RUNS=device. */
+ * where its sort takes several), and so it does for string keys, cut in
+ * ranges of whole keys on every thread: there a merge reads each line
+ * once, where the device would parse the lines and order their ties
+ * again.  CLSORT_MERGE_RUNS=device or host decides instead. */
 #define RESORT_MAX_CUTS ((size_t)1 << 16)
 
 static bool merge_on_device(const struct enc_format *f, const struct engine *e, size_t runs,
 			    uint64_t records, size_t cap)
 {
 	const char *how = getenv("CLSORT_MERGE_RUNS");
-	return (how ? strcmp(how, "host") != 0 : !e->host) &&
+	return (how ? strcmp(how, "host") != 0 : !e->host && !f->str) &&
 	       (double)runs * (double)part_count(records, part_cap(f, e, cap)) <=
 		       (double)RESORT_MAX_CUTS;
 }

@@ -615,7 +615,7 @@ expect_passes() {
   grep -q "^clsort: merge plan: about [0-9]* runs in temporary files, [0-9]* at a time" "$T/err" ||
     fail "no plan: $(cat "$T/err")"
   line=$(grep "^clsort: merge pass: [0-9]* runs in temporary files" "$T/err" | tail -1)
-  [[ $line =~ ([0-9]+)\ parts\ in\ [0-9]+\ rounds\ on\ ([0-9]+)\ threads:\ .*read\ .*merge\ .*writing ]] ||
+  [[ $line =~ ([0-9]+)\ parts\ in\ [0-9]+\ rounds\ on\ ([0-9]+)\ threads,\ the\ largest\ [0-9]+%\ of\ the\ bytes:\ .*read\ .*merge\ .*writing ]] ||
     fail "no pass report: $(cat "$T/err")"
   [ "${BASH_REMATCH[1]}" -ge 3 ] || fail "${BASH_REMATCH[1]} parts: $line"
   [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"

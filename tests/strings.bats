@@ -105,3 +105,26 @@ same_as_sort() {
   "$CLSORT" "${DEV[@]}" -F 0 "$T/in" > "$T/got"
   cmp "$T/want" "$T/got"
 }
+
+@test "runs of keys sharing 100 bytes are merged in parts cut by whole keys, on every thread" {
+  # The first 8 bytes, what a sortable key holds, are the same in every
+  # line: parts cut by them alone would leave one part with everything.
+  awk 'BEGIN { srand(5); p = sprintf("%0100d", 0)
+    for (i = 0; i < 40000; i++) printf "%d,%s%06d\n", i % 7, p, int(rand() * 1000000) }' > "$T/in"
+  sort -s -t, -k2,2 "$T/in" > "$T/want"
+  for dev in "${ENGINES[@]}"; do
+    CLSORT_PARALLEL_MERGE_MIN=0 CLSORT_MERGE_RUNS=host \
+      "$CLSORT" $dev -vv -S 64K --parallel=4 -t, -F 2 -k str "$T/in" > "$T/got" 2> "$T/err" ||
+      fail "$(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "clsort $dev differs from sort -s"
+    line=$(grep "^clsort: merge pass:" "$T/err" | tail -1)
+    [[ $line =~ ([0-9]+)\ parts.*the\ largest\ ([0-9]+)%\ of\ the\ bytes ]] || fail "no merge pass: $(cat "$T/err")"
+    [ "${BASH_REMATCH[1]}" -ge 4 ] || fail "$line"
+    [ "${BASH_REMATCH[2]}" -le 40 ] || fail "unbalanced parts: $line"
+  done
+  # -u, and several keys, through the same cuts.
+  sort -s -u -t, -k2,2 "$T/in" |
+    cmp - <(CLSORT_PARALLEL_MERGE_MIN=0 "$CLSORT" -d cpu -S 64K --parallel=4 -u -t, -F 2 -k str "$T/in")
+  sort -s -t, -k1,1n -k2,2r "$T/in" |
+    cmp - <(CLSORT_PARALLEL_MERGE_MIN=0 "$CLSORT" -d cpu -S 64K --parallel=4 -t, -K 1,u32 -K 2,str,r "$T/in")
+}
