@@ -21,7 +21,8 @@
  *                  digit in local memory and written where they go.
  * Once before the passes, radix_diff finds the bits where words differ
  * from the first: a digit with none of them has one value in every
- * word, and its pass is skipped (as the host's radix sort does). */
+ * word, and its pass is skipped (as the host's radix sort does); so are
+ * the passes on low bits the words are in order by already. */
 
 #ifdef RADIX
 
@@ -94,22 +95,46 @@ inline ulong wg_scan_ulong(ulong v, __local ulong *tmp, ulong *total)
 	return incl - v;
 }
 
-/* diff[0..WORD_BITS/32) |= the bits where some word of buf differs from
- * buf[0] (diff zeroed before), as 32-bit parts, lowest first.  Any number
- * of work-groups, each taking every so many words. */
+/* Low 32 and 64 bits of a word. */
+#if WORD_BITS == 128
+#define LOW32(w) ((uint)(w).x)
+#define LOW64(w) ((w).x)
+#else
+#define LOW32(w) ((uint)(w))
+#define LOW64(w) ((ulong)(w))
+#endif
+
+/* What the passes need to know of the words of buf, in one read:
+ * diff[0..WORD_BITS/32) |= the bits where some word differs from buf[0],
+ * as 32-bit parts, lowest first; and diff[4] |= 1, 2 or 4 where some word
+ * is above the next in its low 32 bits, its low 64 bits or all its bits
+ * (diff zeroed before).  Words already in order by their low bits need no
+ * pass on the digits there (the later passes keep that order among words
+ * whose higher digits agree): indexed words that come in index order, or
+ * a sorted input.  Any number of work-groups, each taking every so many
+ * words. */
 __kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
 void radix_diff(__global const word_t *buf, const ulong n, __global uint *diff)
 {
-	__local uint acc[4];
+	__local uint acc[5];
 	const uint lid = get_local_id(0);
 	const word_t first = buf[0];
 	word_t d = first ^ first;
+	uint down = 0;
 
-	if (lid < 4)
+	if (lid < 5)
 		acc[lid] = 0;
 	barrier(CLK_LOCAL_MEM_FENCE);
-	for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
-		d |= buf[i] ^ first;
+	for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+		const word_t w = buf[i];
+		d |= w ^ first;
+		if (i + 1 < n) {
+			const word_t next = buf[i + 1];
+			down |= LOW32(w) > LOW32(next) ? 1 : 0;
+			down |= LOW64(w) > LOW64(next) ? 2 : 0;
+			down |= WLESS(next, w) ? 4 : 0;
+		}
+	}
 #if WORD_BITS == 32
 	if (d)
 		atomic_or(&acc[0], d);
@@ -126,8 +151,10 @@ void radix_diff(__global const word_t *buf, const ulong n, __global uint *diff)
 		atomic_or(&acc[3], (uint)(d.y >> 32));
 	}
 #endif
+	if (down)
+		atomic_or(&acc[4], down);
 	barrier(CLK_LOCAL_MEM_FENCE);
-	if (lid < WORD_BITS / 32 && acc[lid])
+	if ((lid < WORD_BITS / 32 || lid == 4) && acc[lid])
 		atomic_or(&diff[lid], acc[lid]);
 }
 

@@ -110,7 +110,7 @@ static size_t seg_count(const struct clr *r, size_t blocks)
 size_t clr_extra_bytes(const struct clr *r)
 {
 	return (hist_entries(r->max_blocks) + seg_count(r, r->max_blocks)) * sizeof(cl_ulong) +
-	       4 * sizeof(cl_uint);
+	       5 * sizeof(cl_uint);
 }
 
 /* hist, sums and diff for up to blocks blocks. */
@@ -129,7 +129,7 @@ static cl_int reserve(struct clr *r, size_t blocks)
 	r->sums = r->hist ? clCreateBuffer(r->d->context, CL_MEM_READ_WRITE,
 					   seg_count(r, blocks) * sizeof(cl_ulong), NULL, &err) : NULL;
 	if (!r->diff && r->sums)
-		r->diff = clCreateBuffer(r->d->context, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint),
+		r->diff = clCreateBuffer(r->d->context, CL_MEM_READ_WRITE, 5 * sizeof(cl_uint),
 					 NULL, &err);
 	r->hist_blocks = r->hist && r->sums && r->diff ? blocks : 0;
 	return err;
@@ -162,16 +162,17 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 		cl_uint nwait, const cl_event *wait, clr_record record, void *ctx,
 		cl_mem *result, cl_event *done)
 {
-	static const cl_uint zero[4] = { 0, 0, 0, 0 };
+	static const cl_uint zero[5] = { 0, 0, 0, 0, 0 };
 	const size_t tiles = (n + r->tile - 1) / r->tile;
 	size_t blocks = tiles < r->max_blocks ? tiles : r->max_blocks;
 	const size_t per_tiles = (tiles + blocks - 1) / blocks;
 	const cl_ulong nn = n, per_block = per_tiles * r->tile;
-	cl_uint diff[4] = { 0, 0, 0, 0 }, nb;
+	cl_uint diff[5] = { 0, 0, 0, 0, 0 }, nb;
 	cl_ulong m, ns;
 	cl_mem src = buf, dst = buf2;
 	cl_event ev = NULL;
-	unsigned bits = (unsigned)r->wsize * 8, shift;
+	const unsigned bits = (unsigned)r->wsize * 8;
+	unsigned low = 0, shift;
 	cl_int err;
 
 	*result = buf;
@@ -200,7 +201,16 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 			clReleaseEvent(ev);
 		return err;
 	}
-	for (shift = 0; shift < bits && err == CL_SUCCESS; shift += 8) {
+	/* The words in order by their low 32, 64 or all bits: no pass on
+	 * the digits there. */
+	if (!(diff[4] & 1))
+		low = 32;
+	if (bits >= 64 && !(diff[4] & 2))
+		low = 64;
+	if (!(diff[4] & 4))
+		low = bits;
+	r->in_order = low;
+	for (shift = low; shift < bits && err == CL_SUCCESS; shift += 8) {
 		const cl_uint sh = shift;
 		cl_event e2;
 		cl_mem t;

@@ -31,6 +31,7 @@ struct clr {
 	cl_mem hist, sums, diff;	/* per-block counts, their segments' sums, differing bits */
 	size_t hist_blocks;		/* blocks hist has room for */
 	unsigned passes;		/* digit passes the last sort ran */
+	unsigned in_order;		/* low bits its words came in order by */
 };
 
 /* The radix sort of wsize-byte words on d, with the shape the device
