@@ -777,9 +777,12 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		if (err == CL_SUCCESS)
 			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks,
 				       up, e->dev->profiling ? record_radix : NULL, e, &result, &done);
-		if (err == CL_SUCCESS)
+		if (err == CL_SUCCESS && e->radix.in_order)
 			msg_info(2, "device sort: radix, %u of %zu digit passes (in order by the low %u bits)",
 				 e->radix.passes, e->sh.wsize, e->radix.in_order);
+		else if (err == CL_SUCCESS)
+			msg_info(2, "device sort: radix, %u of %zu digit passes", e->radix.passes,
+				 e->sh.wsize);
 		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
 			    consume, ctx);
 		if (done)
