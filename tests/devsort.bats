@@ -180,3 +180,20 @@ sizes_check() {
   cmp "$T/want" "$T/got"
 }
 
+
+@test "radix: -S holds the run twice where the global passes need no second buffer" {
+  local b r
+  "$REFSORT" gen u32 300007 19 > "$T/in"
+  "$REFSORT" sort < "$T/in" > "$T/want"
+  # CLSORT_GLOBAL=bitonic: the GPU's global passes, in place, on PoCL.
+  CLSORT_GLOBAL=bitonic "$CLSORT" "${DEV[@]}" -v --device-sort=bitonic -S 1M "$T/in" \
+    2> "$T/err" > "$T/got"
+  cmp "$T/want" "$T/got"
+  b=$(sed -n 's/.*device buffer of \([0-9]*\) words.*/\1/p' "$T/err")
+  CLSORT_GLOBAL=bitonic "$CLSORT" "${DEV[@]}" -v --device-sort=radix -S 1M "$T/in" \
+    2> "$T/err" > "$T/got"
+  cmp "$T/want" "$T/got"
+  r=$(sed -n 's/.*device buffer of \([0-9]*\) words.*/\1/p' "$T/err")
+  [ "$b" = 262144 ] || fail "bitonic: $b words in 1 MiB"
+  [ "$r" -le 131072 ] && [ "$r" -gt 120000 ] || fail "radix: $r words in 1 MiB"
+}
