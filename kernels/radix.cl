@@ -158,26 +158,38 @@ void radix_diff(__global const word_t *buf, const ulong n, __global uint *diff)
 		atomic_or(&diff[lid], acc[lid]);
 }
 
+/* Copies of the counters radix_count keeps, work-item i counting in copy
+ * i % COUNT_COPIES: work-items that count one value at once (runs of a
+ * value, few values) wait less on each other's atomics.  A value's copies
+ * are neighbours, in different banks. */
+#define COUNT_COPIES 8
+
 /* hist[d * nblocks + b] = how many words of block b (words [b * per_block,
  * (b + 1) * per_block) of src, within n) have digit value d at shift. */
 __kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
 void radix_count(__global const word_t *src, const ulong n, const uint shift,
 		 const ulong per_block, __global ulong *hist, const uint nblocks)
 {
-	__local uint h[RADIX_BINS];
+	__local uint h[RADIX_BINS * COUNT_COPIES];
 	const uint lid = get_local_id(0);
+	const uint copy = lid % COUNT_COPIES;
 	const uint b = get_group_id(0);
 	const ulong base = b * per_block;
 	const ulong end = base + per_block < n ? base + per_block : n;
 
-	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
-		h[d] = 0;
+	for (uint i = lid; i < RADIX_BINS * COUNT_COPIES; i += RADIX_WG)
+		h[i] = 0;
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (ulong i = base + lid; i < end; i += RADIX_WG)
-		atomic_inc(&h[digit_of(src[i], shift, 8)]);
+		atomic_inc(&h[digit_of(src[i], shift, 8) * COUNT_COPIES + copy]);
 	barrier(CLK_LOCAL_MEM_FENCE);
-	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
-		hist[(ulong)d * nblocks + b] = h[d];
+	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG) {
+		uint sum = 0;
+#pragma unroll
+		for (uint c = 0; c < COUNT_COPIES; c++)
+			sum += h[d * COUNT_COPIES + c];
+		hist[(ulong)d * nblocks + b] = sum;
+	}
 }
 
 /* Each segment of SCAN_SEG entries of a[0..m) scanned (exclusive) in
