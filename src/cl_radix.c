@@ -164,7 +164,10 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 {
 	static const cl_uint zero[5] = { 0, 0, 0, 0, 0 };
 	const size_t tiles = (n + r->tile - 1) / r->tile;
-	size_t blocks = tiles < r->max_blocks ? tiles : r->max_blocks;
+	/* A block's counts are 32-bit in local memory: blocks of 2^31 words
+	 * at most, whatever max_blocks. */
+	const size_t least = (tiles + (((size_t)1 << 31) / r->tile) - 1) / (((size_t)1 << 31) / r->tile);
+	size_t blocks = tiles < r->max_blocks ? tiles : r->max_blocks < least ? least : r->max_blocks;
 	const size_t per_tiles = (tiles + blocks - 1) / blocks;
 	const cl_ulong nn = n, per_block = per_tiles * r->tile;
 	cl_uint diff[5] = { 0, 0, 0, 0, 0 }, nb;
