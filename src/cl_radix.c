@@ -16,6 +16,12 @@
  * block's fixed costs (reading its offsets, writing its counts) spread,
  * and that the scan of the counts stays small.  To be measured. */
 #define BLOCKS_PER_CU 8
+/* --device-sort=auto: runs of at least this many words go through the
+ * radix sort on a GPU, smaller ones (which a few tiles hold) through the
+ * bitonic networks; CPU devices keep the tiles and merge-path passes
+ * (measured faster on PoCL).  The GPU's threshold is a guess, to be
+ * measured. */
+#define RADIX_MIN ((size_t)1 << 16)
 
 enum { K_DIFF, K_COUNT, K_SCAN_UP, K_SCAN_TOP, K_SCATTER };
 
@@ -29,6 +35,18 @@ static size_t scatter_local(size_t wsize, size_t wg, size_t items)
 	const size_t tile = wg * items;
 	return (tile + tile / items) * wsize + (16 * wg + 16 * wg / 32) * 4 + wg * 4 +
 	       (BINS + 1) * 4 + BINS * 8;
+}
+
+bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n)
+{
+	switch (how) {
+	case CLS_DEVSORT_RADIX:
+		return true;
+	case CLS_DEVSORT_BITONIC:
+		return false;
+	default:
+		return (d->type & CL_DEVICE_TYPE_GPU) && n >= RADIX_MIN;
+	}
 }
 
 void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base)
@@ -175,12 +193,11 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 	cl_mem src = buf, dst = buf2;
 	cl_event ev = NULL;
 	const unsigned bits = (unsigned)r->wsize * 8;
-	unsigned low = 0, shift;
+	unsigned low = 0, shift, passes = 0;
 	cl_int err;
 
 	*result = buf;
 	*done = NULL;
-	r->passes = 0;
 	blocks = (tiles + per_tiles - 1) / per_tiles;
 	nb = (cl_uint)blocks;
 	m = hist_entries(blocks);
@@ -212,7 +229,6 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 		low = 64;
 	if (!(diff[4] & 4))
 		low = bits;
-	r->in_order = low;
 	for (shift = low; shift < bits && err == CL_SUCCESS; shift += 8) {
 		const cl_uint sh = shift;
 		cl_event e2;
@@ -259,7 +275,7 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 			break;
 		clReleaseEvent(ev);
 		ev = e2;
-		r->passes++;
+		passes++;
 		t = src;
 		src = dst;
 		dst = t;
@@ -270,6 +286,11 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 	}
 	*result = src;
 	*done = ev;
+	if (low)
+		msg_info(2, "device sort: radix, %u of %u digit passes (in order by the low %u bits)",
+			 passes, bits / 8, low);
+	else
+		msg_info(2, "device sort: radix, %u of %u digit passes", passes, bits / 8);
 	return CL_SUCCESS;
 }
 
