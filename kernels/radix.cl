@@ -21,7 +21,8 @@
  *                  digit in local memory and written where they go.
  * Once before the passes, radix_diff finds the bits where words differ
  * from the first: a digit with none of them has one value in every
- * word, and its pass is skipped (as the host's radix sort does). */
+ * word, and its pass is skipped (as the host's radix sort does); so are
+ * the passes on low bits the words are in order by already. */
 
 #ifdef RADIX
 
@@ -94,22 +95,46 @@ inline ulong wg_scan_ulong(ulong v, __local ulong *tmp, ulong *total)
 	return incl - v;
 }
 
-/* diff[0..WORD_BITS/32) |= the bits where some word of buf differs from
- * buf[0] (diff zeroed before), as 32-bit parts, lowest first.  Any number
- * of work-groups, each taking every so many words. */
+/* Low 32 and 64 bits of a word. */
+#if WORD_BITS == 128
+#define LOW32(w) ((uint)(w).x)
+#define LOW64(w) ((w).x)
+#else
+#define LOW32(w) ((uint)(w))
+#define LOW64(w) ((ulong)(w))
+#endif
+
+/* What the passes need to know of the words of buf, in one read:
+ * diff[0..WORD_BITS/32) |= the bits where some word differs from buf[0],
+ * as 32-bit parts, lowest first; and diff[4] |= 1, 2 or 4 where some word
+ * is above the next in its low 32 bits, its low 64 bits or all its bits
+ * (diff zeroed before).  Words already in order by their low bits need no
+ * pass on the digits there (the later passes keep that order among words
+ * whose higher digits agree): indexed words that come in index order, or
+ * a sorted input.  Any number of work-groups, each taking every so many
+ * words. */
 __kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
 void radix_diff(__global const word_t *buf, const ulong n, __global uint *diff)
 {
-	__local uint acc[4];
+	__local uint acc[5];
 	const uint lid = get_local_id(0);
 	const word_t first = buf[0];
 	word_t d = first ^ first;
+	uint down = 0;
 
-	if (lid < 4)
+	if (lid < 5)
 		acc[lid] = 0;
 	barrier(CLK_LOCAL_MEM_FENCE);
-	for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
-		d |= buf[i] ^ first;
+	for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+		const word_t w = buf[i];
+		d |= w ^ first;
+		if (i + 1 < n) {
+			const word_t next = buf[i + 1];
+			down |= LOW32(w) > LOW32(next) ? 1 : 0;
+			down |= LOW64(w) > LOW64(next) ? 2 : 0;
+			down |= WLESS(next, w) ? 4 : 0;
+		}
+	}
 #if WORD_BITS == 32
 	if (d)
 		atomic_or(&acc[0], d);
@@ -126,10 +151,18 @@ void radix_diff(__global const word_t *buf, const ulong n, __global uint *diff)
 		atomic_or(&acc[3], (uint)(d.y >> 32));
 	}
 #endif
+	if (down)
+		atomic_or(&acc[4], down);
 	barrier(CLK_LOCAL_MEM_FENCE);
-	if (lid < WORD_BITS / 32 && acc[lid])
+	if ((lid < WORD_BITS / 32 || lid == 4) && acc[lid])
 		atomic_or(&diff[lid], acc[lid]);
 }
+
+/* Copies of the counters radix_count keeps, work-item i counting in copy
+ * i % COUNT_COPIES: work-items that count one value at once (runs of a
+ * value, few values) wait less on each other's atomics.  A value's copies
+ * are neighbours, in different banks. */
+#define COUNT_COPIES 8
 
 /* hist[d * nblocks + b] = how many words of block b (words [b * per_block,
  * (b + 1) * per_block) of src, within n) have digit value d at shift. */
@@ -137,20 +170,26 @@ __kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
 void radix_count(__global const word_t *src, const ulong n, const uint shift,
 		 const ulong per_block, __global ulong *hist, const uint nblocks)
 {
-	__local uint h[RADIX_BINS];
+	__local uint h[RADIX_BINS * COUNT_COPIES];
 	const uint lid = get_local_id(0);
+	const uint copy = lid % COUNT_COPIES;
 	const uint b = get_group_id(0);
 	const ulong base = b * per_block;
 	const ulong end = base + per_block < n ? base + per_block : n;
 
-	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
-		h[d] = 0;
+	for (uint i = lid; i < RADIX_BINS * COUNT_COPIES; i += RADIX_WG)
+		h[i] = 0;
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (ulong i = base + lid; i < end; i += RADIX_WG)
-		atomic_inc(&h[digit_of(src[i], shift, 8)]);
+		atomic_inc(&h[digit_of(src[i], shift, 8) * COUNT_COPIES + copy]);
 	barrier(CLK_LOCAL_MEM_FENCE);
-	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG)
-		hist[(ulong)d * nblocks + b] = h[d];
+	for (uint d = lid; d < RADIX_BINS; d += RADIX_WG) {
+		uint sum = 0;
+#pragma unroll
+		for (uint c = 0; c < COUNT_COPIES; c++)
+			sum += h[d * COUNT_COPIES + c];
+		hist[(ulong)d * nblocks + b] = sum;
+	}
 }
 
 /* Each segment of SCAN_SEG entries of a[0..m) scanned (exclusive) in

@@ -14,11 +14,6 @@
 /* Kernels of an engine: tile sort, tail, pair tails, merge, merge of
  * pieces, the radix sort's, flip and half. */
 #define NKERNELS (2 * CLB_MAX_FUSE + 6 + CLR_NKERNELS)
-/* --device-sort=auto: runs of at least this many words go through the
- * radix sort on a GPU, smaller ones (which a few tiles hold) through the
- * bitonic networks; CPU devices keep the tiles and merge-path passes.  A
- * guess, to be measured. */
-#define RADIX_MIN ((size_t)1 << 16)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */
@@ -80,19 +75,6 @@ struct cle {
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
 
-/* Whether a run of n words goes through the radix sort. */
-static bool use_radix(const struct cle *e, size_t n)
-{
-	switch (e->c.devsort) {
-	case CLS_DEVSORT_RADIX:
-		return true;
-	case CLS_DEVSORT_BITONIC:
-		return false;
-	default:
-		return (e->dev->type & CL_DEVICE_TYPE_GPU) && n >= RADIX_MIN;
-	}
-}
-
 /* Start building the tile sort's program on a thread, once. */
 static void start_sort_program(struct cle *e)
 {
@@ -153,9 +135,8 @@ static int cle_start(struct cle *e, size_t n)
 	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
 		 (unsigned long long)(d->local_mem >> 10));
 	clr_init(&e->radix, d, e->sh.wsize, e->options);
-	e->radix_may = e->c.devsort == CLS_DEVSORT_RADIX ||
-		       (e->c.devsort == CLS_DEVSORT_AUTO && (d->type & CL_DEVICE_TYPE_GPU));
-	if (use_radix(e, n))
+	e->radix_may = clr_wanted(e->c.devsort, d, SIZE_MAX);
+	if (clr_wanted(e->c.devsort, e->dev, n))
 		clr_start(&e->radix);
 	else
 		start_sort_program(e);
@@ -719,7 +700,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		return 0;
 	if (cle_start(e, n))
 		return CLS_E_FAIL;
-	radix = use_radix(e, n);
+	radix = clr_wanted(e->c.devsort, e->dev, n);
 	tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
@@ -774,11 +755,9 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		cl_event done = NULL;
 		if (radix_kernels(e))
 			goto out;
-		err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks, up,
-			       e->dev->profiling ? record_radix : NULL, e, &result, &done);
 		if (err == CL_SUCCESS)
-			msg_info(2, "device sort: radix, %u of %zu digit passes", e->radix.passes,
-				 e->sh.wsize);
+			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks,
+				       up, e->dev->profiling ? record_radix : NULL, e, &result, &done);
 		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
 			    consume, ctx);
 		if (done)

@@ -16,6 +16,12 @@
  * block's fixed costs (reading its offsets, writing its counts) spread,
  * and that the scan of the counts stays small.  To be measured. */
 #define BLOCKS_PER_CU 8
+/* --device-sort=auto: runs of at least this many words go through the
+ * radix sort on a GPU, smaller ones (which a few tiles hold) through the
+ * bitonic networks; CPU devices keep the tiles and merge-path passes
+ * (measured faster on PoCL).  The GPU's threshold is a guess, to be
+ * measured. */
+#define RADIX_MIN ((size_t)1 << 16)
 
 enum { K_DIFF, K_COUNT, K_SCAN_UP, K_SCAN_TOP, K_SCATTER };
 
@@ -29,6 +35,18 @@ static size_t scatter_local(size_t wsize, size_t wg, size_t items)
 	const size_t tile = wg * items;
 	return (tile + tile / items) * wsize + (16 * wg + 16 * wg / 32) * 4 + wg * 4 +
 	       (BINS + 1) * 4 + BINS * 8;
+}
+
+bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n)
+{
+	switch (how) {
+	case CLS_DEVSORT_RADIX:
+		return true;
+	case CLS_DEVSORT_BITONIC:
+		return false;
+	default:
+		return (d->type & CL_DEVICE_TYPE_GPU) && n >= RADIX_MIN;
+	}
 }
 
 void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base)
@@ -110,7 +128,7 @@ static size_t seg_count(const struct clr *r, size_t blocks)
 size_t clr_extra_bytes(const struct clr *r)
 {
 	return (hist_entries(r->max_blocks) + seg_count(r, r->max_blocks)) * sizeof(cl_ulong) +
-	       4 * sizeof(cl_uint);
+	       5 * sizeof(cl_uint);
 }
 
 /* hist, sums and diff for up to blocks blocks. */
@@ -129,7 +147,7 @@ static cl_int reserve(struct clr *r, size_t blocks)
 	r->sums = r->hist ? clCreateBuffer(r->d->context, CL_MEM_READ_WRITE,
 					   seg_count(r, blocks) * sizeof(cl_ulong), NULL, &err) : NULL;
 	if (!r->diff && r->sums)
-		r->diff = clCreateBuffer(r->d->context, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint),
+		r->diff = clCreateBuffer(r->d->context, CL_MEM_READ_WRITE, 5 * sizeof(cl_uint),
 					 NULL, &err);
 	r->hist_blocks = r->hist && r->sums && r->diff ? blocks : 0;
 	return err;
@@ -162,21 +180,24 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 		cl_uint nwait, const cl_event *wait, clr_record record, void *ctx,
 		cl_mem *result, cl_event *done)
 {
-	static const cl_uint zero[4] = { 0, 0, 0, 0 };
+	static const cl_uint zero[5] = { 0, 0, 0, 0, 0 };
 	const size_t tiles = (n + r->tile - 1) / r->tile;
-	size_t blocks = tiles < r->max_blocks ? tiles : r->max_blocks;
+	/* A block's counts are 32-bit in local memory: blocks of 2^31 words
+	 * at most, whatever max_blocks. */
+	const size_t least = (tiles + (((size_t)1 << 31) / r->tile) - 1) / (((size_t)1 << 31) / r->tile);
+	size_t blocks = tiles < r->max_blocks ? tiles : r->max_blocks < least ? least : r->max_blocks;
 	const size_t per_tiles = (tiles + blocks - 1) / blocks;
 	const cl_ulong nn = n, per_block = per_tiles * r->tile;
-	cl_uint diff[4] = { 0, 0, 0, 0 }, nb;
+	cl_uint diff[5] = { 0, 0, 0, 0, 0 }, nb;
 	cl_ulong m, ns;
 	cl_mem src = buf, dst = buf2;
 	cl_event ev = NULL;
-	unsigned bits = (unsigned)r->wsize * 8, shift;
+	const unsigned bits = (unsigned)r->wsize * 8;
+	unsigned low = 0, shift, passes = 0;
 	cl_int err;
 
 	*result = buf;
 	*done = NULL;
-	r->passes = 0;
 	blocks = (tiles + per_tiles - 1) / per_tiles;
 	nb = (cl_uint)blocks;
 	m = hist_entries(blocks);
@@ -200,7 +221,15 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 			clReleaseEvent(ev);
 		return err;
 	}
-	for (shift = 0; shift < bits && err == CL_SUCCESS; shift += 8) {
+	/* The words in order by their low 32, 64 or all bits: no pass on
+	 * the digits there. */
+	if (!(diff[4] & 1))
+		low = 32;
+	if (bits >= 64 && !(diff[4] & 2))
+		low = 64;
+	if (!(diff[4] & 4))
+		low = bits;
+	for (shift = low; shift < bits && err == CL_SUCCESS; shift += 8) {
 		const cl_uint sh = shift;
 		cl_event e2;
 		cl_mem t;
@@ -246,7 +275,7 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 			break;
 		clReleaseEvent(ev);
 		ev = e2;
-		r->passes++;
+		passes++;
 		t = src;
 		src = dst;
 		dst = t;
@@ -257,6 +286,11 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 	}
 	*result = src;
 	*done = ev;
+	if (low)
+		msg_info(2, "device sort: radix, %u of %u digit passes (in order by the low %u bits)",
+			 passes, bits / 8, low);
+	else
+		msg_info(2, "device sort: radix, %u of %u digit passes", passes, bits / 8);
 	return CL_SUCCESS;
 }
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "cl_build.h"
+#include "clsort.h"
 #include "device.h"
 
 /* Kernels of the radix program, in the order -vv names them. */
@@ -30,7 +31,6 @@ struct clr {
 	cl_kernel k[CLR_NKERNELS];	/* diff, count, scan_up, scan_top, scatter */
 	cl_mem hist, sums, diff;	/* per-block counts, their segments' sums, differing bits */
 	size_t hist_blocks;		/* blocks hist has room for */
-	unsigned passes;		/* digit passes the last sort ran */
 };
 
 /* The radix sort of wsize-byte words on d, with the shape the device
@@ -38,6 +38,10 @@ struct clr {
  * override, for measurement and tests); base is the engine's program
  * options.  Nothing is built or allocated yet. */
 void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base);
+
+/* Whether how (--device-sort) sends a run of n words on d through the
+ * radix sort; n = SIZE_MAX: whether any run may go. */
+bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n);
 
 /* Start building the program on a thread, once. */
 void clr_start(struct clr *r);
@@ -58,7 +62,7 @@ typedef void (*clr_record)(void *ctx, cl_kernel k, cl_event ev);
  * complete: *result is the buffer that holds them sorted once *done (an
  * event to release) completes.  It reads back which digits differ, so
  * the passes are known before it returns.  clr_ready first.  CL_SUCCESS
- * or the failing call's error. */
+ * or the failing call's error; -vv says how many passes ran. */
 cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size_t n,
 		cl_uint nwait, const cl_event *wait, clr_record record, void *ctx,
 		cl_mem *result, cl_event *done);

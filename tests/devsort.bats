@@ -151,3 +151,49 @@ sizes_check() {
   "$CLSORT" "${DEV[@]}" -vv --device-sort=bitonic "$T/in" 2> "$T/err" > /dev/null
   grep -q 'device sort: tiles and' "$T/err" || fail "$(cat "$T/err")"
 }
+
+@test "radix: no pass on the low bits words come in order by, and only there" {
+  # Indexed words in index order: no pass on the index.
+  "$REFSORT" gen-rec 30011 8 0 u32 16 > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix -k u32 -R 8 "$T/in" 2> "$T/err" > "$T/got"
+  grep -q 'device sort: radix, 4 of 8 digit passes (in order by the low 32 bits)' "$T/err" ||
+    fail "$(cat "$T/err")"
+  "$REFSORT" sort -k u32 -R 8 < "$T/in" | cmp - "$T/got"
+  # A sorted input: no pass at all; one pair out of order anywhere: every
+  # pass.
+  "$REFSORT" gen u64 30011 17 sorted > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix -k u64 "$T/in" 2> "$T/err" > "$T/got"
+  grep -q 'device sort: radix, 0 of 8 digit passes' "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/in" "$T/got"
+  for at in 0 15000 30009; do
+    perl -e 'local $/; $_ = <STDIN>; my $i = $ARGV[0] * 8;
+      substr($_, $i, 16) = substr($_, $i + 8, 8) . substr($_, $i, 8); print' $at \
+      < "$T/in" > "$T/swapped"
+    cmp -s "$T/in" "$T/swapped" && fail "nothing swapped at $at"
+    same_as_ref "$T/swapped" "sorted but one pair at $at" -k u64 -- -k u64
+  done
+  # Indexed words merged from sorted pieces come out of index order.
+  "$REFSORT" gen-rec 20011 16 0 u64 18 few > "$T/in"
+  "$REFSORT" sort -k u64 -R 16 < "$T/in" > "$T/want"
+  CLSORT_MERGE_RUNS=device "$CLSORT" "${DEV[@]}" --device-sort=radix -k u64 -R 16 -S 64K \
+    "$T/in" > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+
+@test "radix: -S holds the run twice where the global passes need no second buffer" {
+  local b r
+  "$REFSORT" gen u32 300007 19 > "$T/in"
+  "$REFSORT" sort < "$T/in" > "$T/want"
+  # CLSORT_GLOBAL=bitonic: the GPU's global passes, in place, on PoCL.
+  CLSORT_GLOBAL=bitonic "$CLSORT" "${DEV[@]}" -v --device-sort=bitonic -S 1M "$T/in" \
+    2> "$T/err" > "$T/got"
+  cmp "$T/want" "$T/got"
+  b=$(sed -n 's/.*device buffer of \([0-9]*\) words.*/\1/p' "$T/err")
+  CLSORT_GLOBAL=bitonic "$CLSORT" "${DEV[@]}" -v --device-sort=radix -S 1M "$T/in" \
+    2> "$T/err" > "$T/got"
+  cmp "$T/want" "$T/got"
+  r=$(sed -n 's/.*device buffer of \([0-9]*\) words.*/\1/p' "$T/err")
+  [ "$b" = 262144 ] || fail "bitonic: $b words in 1 MiB"
+  [ "$r" -le 131072 ] && [ "$r" -gt 120000 ] || fail "radix: $r words in 1 MiB"
+}
