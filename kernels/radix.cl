@@ -27,9 +27,6 @@
 #ifdef RADIX
 
 #define RTILE (RADIX_WG * RADIX_ITEMS)
-#if RADIX_ITEMS > 255
-#error "a work-item counts its words of a value in a byte: RADIX_ITEMS at most 255"
-#endif
 #define RADIX_BINS 256
 #define SCAN_ITEMS 8
 #define SCAN_SEG (RADIX_WG * SCAN_ITEMS)
@@ -297,27 +294,17 @@ void radix_scatter(__global const word_t *src, __global word_t *dst, const ulong
 #pragma unroll
 		for (uint r = 0; r < 2; r++) {
 			uint total, sum = 0, c[16];
-			/* The work-item's counts of values 0-7 and 8-15, a byte
-			 * each: in registers, where counters in local memory
-			 * would make each word wait for the last one's store. */
-			ulong lo = 0, hi = 0;
 
+#pragma unroll
+			for (uint v = 0; v < 16; v++)
+				cnt[CI(v * RADIX_WG + lid)] = 0;
 			/* Places past valid hold no word: they count as value
 			 * 15, and being last in the tile they stay last. */
 #pragma unroll
 			for (uint j = 0; j < RADIX_ITEMS; j++) {
 				const uint v = lid * RADIX_ITEMS + j < valid ?
 					       digit_of(w[j], shift + 4 * r, 4) : 15;
-				const uint at = (v & 7) * 8;
-				const ulong one = (ulong)1 << at;
-				pre[j] = (uint)((v < 8 ? lo : hi) >> at) & 0xff;
-				lo += v < 8 ? one : 0;
-				hi += v < 8 ? 0 : one;
-			}
-#pragma unroll
-			for (uint v = 0; v < 8; v++) {
-				cnt[CI(v * RADIX_WG + lid)] = (uint)(lo >> (8 * v)) & 0xff;
-				cnt[CI((v + 8) * RADIX_WG + lid)] = (uint)(hi >> (8 * v)) & 0xff;
+				pre[j] = cnt[CI(v * RADIX_WG + lid)]++;
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
