@@ -66,7 +66,7 @@ void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base)
 	r->wsize = wsize;
 	while (wg > 1 && wg > d->max_wg)
 		wg /= 2;
-	/* A work-item counts its words of a value in a byte. */
+	/* A work-item keeps its words in registers. */
 	while (items > 128)
 		items /= 2;
 	while (items > 1 && scatter_local(wsize, wg, items) > d->local_mem)
