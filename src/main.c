@@ -28,7 +28,7 @@ enum {
 };
 
 /* -k: a key type (type_arg), or sort(1)'s key definition; -K: a key. */
-static char *type_arg, *sortkey_arg;
+static char *type_arg;
 static struct kd_list keydefs;
 static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_arg, *size_arg, *memory_arg,
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
@@ -38,12 +38,14 @@ static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress,
 static int sync_output;
 
 static const struct poptOption options[] = {
-	{ "key-type", 'k', POPT_ARG_STRING, &key_arg, OPT_KEY,
+	/* -k and -K repeat: their strings are taken with poptGetOptArg, which
+	 * hands them over, where popt would drop all but the last. */
+	{ "key-type", 'k', POPT_ARG_STRING, NULL, OPT_KEY,
 	  "key type: u32 (default), i32, f32, u64, i64, f64; str for text keys compared "
 	  "byte by byte, e.g. -t, -F 2 -k str; bytes:N for binary keys of N bytes (1 to 64) in "
 	  "memcmp order, e.g. -R 100 -k bytes:10; or a sort(1) key of one field, e.g. -k2,2n "
 	  "(-K 2,f64) or -k3,3r (-K 3,str,r), repeatable as -K", "TYPE|KEYDEF" },
-	{ "sort-key", 'K', POPT_ARG_STRING, &sortkey_arg, OPT_SORT_KEY,
+	{ "sort-key", 'K', POPT_ARG_STRING, NULL, OPT_SORT_KEY,
 	  "text: sort by field FIELD (0: the whole line) as TYPE (str, the default, or a key type), "
 	  "descending with r; repeatable, the first the primary key, e.g. -t, -K 3,u32 -K 2,str,r",
 	  "FIELD[,TYPE][,r]" },
@@ -203,22 +205,26 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	while ((rc = poptGetNextOpt(ctx)) > 0) {
 		switch (rc) {
 		case OPT_KEY:
-			/* No key type starts with a digit: this is sort's -k. */
-			if (key_arg[0] >= '0' && key_arg[0] <= '9') {
-				char err[256];
-				if (kd_add_sort_key(&keydefs, key_arg, err, sizeof err)) {
+		case OPT_SORT_KEY: {
+			char err[256], *arg = poptGetOptArg(ctx);
+			int bad;
+			if (!arg) {
+				msg_errno(ENOMEM, "cannot parse the command line");
+				status = CLS_EXIT_ERROR;
+				goto fail;
+			}
+			/* No key type starts with a digit: a -k that does is sort's. */
+			if (rc == OPT_SORT_KEY || (arg[0] >= '0' && arg[0] <= '9')) {
+				bad = rc == OPT_SORT_KEY ? kd_add_key(&keydefs, arg, err, sizeof err) :
+							   kd_add_sort_key(&keydefs, arg, err, sizeof err);
+				free(arg);
+				if (bad) {
 					status = usage_error("%s", err);
 					goto fail;
 				}
 			} else {
-				type_arg = key_arg;
-			}
-			break;
-		case OPT_SORT_KEY: {
-			char err[256];
-			if (kd_add_key(&keydefs, sortkey_arg, err, sizeof err)) {
-				status = usage_error("%s", err);
-				goto fail;
+				free(type_arg);
+				type_arg = arg;
 			}
 			break;
 		}
@@ -533,6 +539,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	cls_defaults(&o);
 	rc = dist_run(&o);
 	kd_free(&keydefs);
+	free(type_arg);
+	type_arg = NULL;
 	for (i = 0; i < o.nfiles; i++)
 		free((char *)o.files[i]);
 	free((void *)o.files);
@@ -553,6 +561,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 fail:
 	kd_free(&keydefs);
+	free(type_arg);
+	type_arg = NULL;
 	if (ctx)
 		poptFreeContext(ctx);
 	return status;
