@@ -130,21 +130,6 @@ size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
  * line end), mask applied: KEY_OK, or why a kv line has none. */
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key);
 
-/* -u: keep the first of each stretch of equal keys among count sorted
- * words of the run b, moving them to the front; returns how many are
- * kept.  same: which words' keys equal the word's before, as enc_refine
- * found them, or NULL. */
-size_t enc_unique(const struct enc_format *f, const struct enc_batch *b, void *words,
-		  size_t count, const unsigned char *same);
-
-/* String keys, and binary keys longer than their words (bytes:N): order
- * the count sorted words of the run b whose keys tie on the word by their
- * whole keys (str_refine, tie_refine).  For string keys, same (count
- * bytes), when not NULL, is then set for enc_unique as str_refine sets it.
- * 0 or CLS_E_FAIL. */
-int enc_refine(const struct enc_format *f, const struct enc_batch *b, void *words, size_t count,
-	       unsigned char *same);
-
 /* Walks the records of a byte range in output form: bin records, or kv
  * lines each ending in the line end (but for a last one). */
 struct enc_cursor {

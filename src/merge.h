@@ -48,12 +48,4 @@ int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_w
 int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w);
 
-/* Cut k runs of total bytes into parts by key: cuts[p * k + r] is where
- * part p starts in run r (cuts[parts * k + r] its end).  Splitter keys come
- * from per samples of every run for each part, and each run is cut after
- * its last record with a key at most the splitter, so equal keys share a
- * part.  0, or CLS_E_FAIL after a message when out of memory. */
-int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
-	    size_t per, size_t total, size_t *cuts);
-
 #endif

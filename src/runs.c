@@ -8,6 +8,7 @@
 
 #include "device.h"
 #include "engine.h"
+#include "mergecut.h"
 #include "partition.h"
 #include "progress.h"
 #include "sortrun.h"

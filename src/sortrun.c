@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "progress.h"
+#include "refine.h"
 #include "util.h"
 
 static void *warm_in(void *arg)
@@ -161,9 +162,9 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	if (rc == 0 && f->unique && f->str && !(same = xmalloc(b->n ? b->n : 1, "-u marks")))
 		rc = CLS_E_FAIL;
 	if (rc == 0 && (f->str || (f->tail && whole)))
-		rc = enc_refine(f, b, b->words, b->n, same);
+		rc = rfn_ties(f, b, b->words, b->n, same);
 	if (rc == 0 && whole) {
-		const size_t n = f->unique ? enc_unique(f, b, b->words, b->n, same) : b->n;
+		const size_t n = f->unique ? rfn_unique(f, b, b->words, b->n, same) : b->n;
 		if (warm)
 			srt_warm_out_done(warm);
 		rc = out_emit(w, f, b, b->words, n);
