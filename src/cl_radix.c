@@ -19,11 +19,13 @@
  * other, 512 8% slower. */
 #define BLOCKS_PER_CU 8
 /* --device-sort=auto: runs of at least this many words go through the
- * radix sort on a GPU, smaller ones (which a few tiles hold) through the
- * bitonic networks; CPU devices keep the tiles and merge-path passes
- * (measured faster on PoCL).  The GPU's threshold is a guess, to be
- * measured. */
-#define RADIX_MIN ((size_t)1 << 16)
+ * radix sort on a GPU, smaller ones through the bitonic networks; CPU
+ * devices keep the tiles and merge-path passes (measured faster on PoCL).
+ * On an H100 (contrib/bench/results/h100-radix.md) the networks were
+ * faster up to 2^22 words (u32 keys 15.2 against 12.7 Gkeys/s there, u64
+ * 6.9 against 4.8), even at 2^24 for u64, and the radix sort from 2^24
+ * u32 keys on (14.4 against 11.2 Gkeys/s; at 2^28 1.9x, u64 1.6x). */
+#define RADIX_MIN ((size_t)1 << 23)
 
 enum { K_DIFF, K_COUNT, K_SCAN_UP, K_SCAN_TOP, K_SCATTER };
 
