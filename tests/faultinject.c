@@ -67,7 +67,8 @@
 enum target { T_NONE, T_STDOUT, T_STDIN, T_TMP, T_PATH };
 enum op { OP_WRITE, OP_READ, OP_FALLOCATE, OP_MMAP, OP_CLOSE, OP_FSYNC, OP_TMPFILE, OP_NONE };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t resolved = PTHREAD_ONCE_INIT;
+static pthread_once_t configured = PTHREAD_ONCE_INIT;
 static enum target target;
 static const char *prefix;
 static enum op fail_op;
@@ -138,13 +139,8 @@ static void *sym(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-static void init(void)
+static void resolve(void)
 {
-	const char *t = getenv("FAULTINJECT_TARGET");
-	const char *op = getenv("FAULTINJECT_OP");
-	const char *e = getenv("FAULTINJECT_ERRNO");
-	const char *a = getenv("FAULTINJECT_AFTER");
-
 	real_write = sym("write");
 	real_read = sym("read");
 	real_writev = sym("writev");
@@ -173,6 +169,14 @@ static void init(void)
 	real_dup = sym("dup");
 	real_dup2 = sym("dup2");
 	real_dup3 = sym("dup3");
+}
+
+static void configure(void)
+{
+	const char *t = getenv("FAULTINJECT_TARGET");
+	const char *op = getenv("FAULTINJECT_OP");
+	const char *e = getenv("FAULTINJECT_ERRNO");
+	const char *a = getenv("FAULTINJECT_AFTER");
 
 	if (!op || !*op || !strcmp(op, "write"))
 		fail_op = OP_WRITE;
@@ -212,9 +216,16 @@ static void init(void)
 	}
 }
 
+/* The real calls are found at the first call; the settings are read at the
+ * first call made once the environment exists.  A sanitizer's runtime makes
+ * calls before the C library has set it up, and nothing fails for those. */
 static void setup(void)
 {
-	pthread_once(&once, init);
+	extern char **environ;
+
+	pthread_once(&resolved, resolve);
+	if (environ)
+		pthread_once(&configured, configure);
 }
 
 static int targeted(int fd)

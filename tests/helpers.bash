@@ -6,6 +6,16 @@
 : "${FAULTINJECT:=$BATS_TEST_DIRNAME/faultinject.so}"
 export LC_ALL=C
 
+# A build with the sanitizers (./configure --enable-sanitizers): their
+# runtime is not the first library where faultinject.so is preloaded, which
+# AddressSanitizer would refuse.
+if ldd "$CLSORT" 2> /dev/null | grep -q libasan; then
+  SANITIZED=1
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+else
+  SANITIZED=
+fi
+
 : "${BATS_LIB_PATH:=/usr/lib/bats}"
 export BATS_LIB_PATH
 bats_load_library bats-support
