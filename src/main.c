@@ -24,7 +24,7 @@
 enum {
 	OPT_VERSION = 1, OPT_LIST, OPT_CHECK, OPT_CHECK_QUIET, OPT_MEMORY, OPT_SIZE, OPT_HELP,
 	OPT_HOST, OPT_LOCAL, OPT_DEVSORT, OPT_PARALLEL, OPT_CHECK_REPORT, OPT_HEADER, OPT_KEY,
-	OPT_SORT_KEY,
+	OPT_SORT_KEY, OPT_FORMAT, OPT_SEP, OPT_FIELD, OPT_OUTPUT, OPT_DEVICE, OPT_TMPDIR,
 };
 
 /* -k: a key type (type_arg), or sort(1)'s key definition; -K: a key. */
@@ -36,6 +36,48 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
 static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
 static int sync_output;
+
+/* The string options' values.  popt hands each over (poptGetOptArg) and
+ * they are kept in owned[] to be freed, as the variables may be pointed
+ * elsewhere; given twice, the first is freed and the last counts.  (Stored
+ * by popt itself, the first copy would be lost.) */
+static const struct {
+	int val;
+	char **arg;
+} string_options[] = {
+	{ OPT_FORMAT, &format_arg }, { OPT_SEP, &sep_arg }, { OPT_FIELD, &field_arg },
+	{ OPT_HEADER, &header_arg }, { OPT_CHECK, &check_arg }, { OPT_OUTPUT, &output_arg },
+	{ OPT_DEVICE, &device_arg }, { OPT_SIZE, &size_arg }, { OPT_MEMORY, &memory_arg },
+	{ OPT_TMPDIR, &tmpdir_arg }, { OPT_LOCAL, &local_arg }, { OPT_DEVSORT, &devsort_arg },
+};
+static char *owned[sizeof string_options / sizeof string_options[0]];
+
+/* Takes the value of option val from ctx if it is a string option. */
+static void take_string(poptContext ctx, int val)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof string_options / sizeof string_options[0]; i++) {
+		if (string_options[i].val == val) {
+			free(owned[i]);
+			owned[i] = *string_options[i].arg = poptGetOptArg(ctx);
+			return;
+		}
+	}
+}
+
+static void free_strings(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof owned / sizeof owned[0]; i++) {
+		free(owned[i]);
+		owned[i] = NULL;
+	}
+	kd_free(&keydefs);
+	free(type_arg);
+	type_arg = NULL;
+}
 
 static const struct poptOption options[] = {
 	/* -k and -K repeat: their strings are taken with poptGetOptArg, which
@@ -49,24 +91,24 @@ static const struct poptOption options[] = {
 	  "text: sort by field FIELD (0: the whole line) as TYPE (str, the default, or a key type), "
 	  "descending with r; repeatable, the first the primary key, e.g. -t, -K 3,u32 -K 2,str,r",
 	  "FIELD[,TYPE][,r]" },
-	{ "format", 'f', POPT_ARG_STRING, &format_arg, 0,
+	{ "format", 'f', POPT_ARG_STRING, NULL, OPT_FORMAT,
 	  "input format: bin (default: little-endian keys or records), kv (text lines, the key in a "
 	  "field) or npy (NumPy .npy arrays)", "FORMAT" },
 	{ "record-size", 'R', POPT_ARG_LONG, &record_arg, 0,
 	  "bin: fixed-size records of BYTES, the key inside them", "BYTES" },
 	{ "key-offset", '\0', POPT_ARG_LONG, &offset_arg, 0,
 	  "bin: offset of the key in a record (default 0)", "BYTES" },
-	{ "field-separator", 't', POPT_ARG_STRING, &sep_arg, 0,
+	{ "field-separator", 't', POPT_ARG_STRING, NULL, OPT_SEP,
 	  "text: the byte between fields (default ':'), \\t for a tab, or 'blank' for runs of "
 	  "blanks as sort(1) splits without -t", "SEP" },
-	{ "field", 'F', POPT_ARG_STRING, &field_arg, 0,
+	{ "field", 'F', POPT_ARG_STRING, NULL, OPT_FIELD,
 	  "text: the key is field N of the line (default 1), e.g. -t, -F 3 for a CSV's third column, "
 	  "or the whole line with -F 0; "
 	  "npy: the key field of structured records by its name, e.g. -f npy -F score", "N|NAME" },
 	{ "merge", 'm', POPT_ARG_NONE, &merge, 0,
 	  "merge inputs that are already sorted, e.g. clsort -m -t, -F 2 -k str a.csv b.csv "
 	  "(an input out of order is an error)", NULL },
-	{ "header", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &header_arg, OPT_HEADER,
+	{ "header", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_HEADER,
 	  "text: the first N lines (default 1) of the first input go out first, unsorted; as many "
 	  "are dropped from every other input, e.g. clsort --header -t, -F 3 a.csv b.csv", "N" },
 	{ "zero-terminated", 'z', POPT_ARG_NONE, &zero, 0,
@@ -82,7 +124,7 @@ static const struct poptOption options[] = {
 	  "of the first column (with -c: check that no keys are equal)", NULL },
 	{ NULL, 'c', POPT_ARG_NONE, NULL, OPT_CHECK_REPORT,
 	  "same as --check", NULL },
-	{ "check", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, &check_arg, OPT_CHECK,
+	{ "check", '\0', POPT_ARG_STRING | POPT_ARGFLAG_OPTIONAL, NULL, OPT_CHECK,
 	  "check whether the input is sorted (exit 1 if not); MODE: diagnose-first (default), quiet or silent",
 	  "MODE" },
 	{ NULL, 'C', POPT_ARG_NONE, NULL, OPT_CHECK_QUIET,
@@ -90,13 +132,13 @@ static const struct poptOption options[] = {
 	{ "skip-bad", '\0', POPT_ARG_NONE, &skip_bad, 0,
 	  "text: drop lines whose key does not parse or that have fewer fields than -F, and count "
 	  "them, e.g. --skip-bad -t, -F 3", NULL },
-	{ "output", 'o', POPT_ARG_STRING, &output_arg, 0,
+	{ "output", 'o', POPT_ARG_STRING, NULL, OPT_OUTPUT,
 	  "write to FILE instead of standard output (FILE may be an input)", "FILE" },
 	{ "sync", '\0', POPT_ARG_NONE, &sync_output, 0,
 	  "-o: make the output durable (fsync) before giving it its name", NULL },
 	{ "no-sync", '\0', POPT_ARG_NONE, &no_sync, 0,
 	  "-o: do not fsync the output (the default)", NULL },
-	{ "device", 'd', POPT_ARG_STRING, &device_arg, 0,
+	{ "device", 'd', POPT_ARG_STRING, NULL, OPT_DEVICE,
 	  "sort on: host (the host engine), auto (the quicker of the host and the auto OpenCL "
 	  "device, as measured), gpu, cpu, P:D or part of a device name; all (every GPU, else every "
 	  "CPU device) or a comma-separated list sorts on several at once "
@@ -104,19 +146,19 @@ static const struct poptOption options[] = {
 	  "SPEC" },
 	{ "list-devices", 'L', POPT_ARG_NONE, NULL, OPT_LIST,
 	  "list the host engine and the OpenCL devices and exit", NULL },
-	{ "buffer-size", 'S', POPT_ARG_STRING, &size_arg, OPT_SIZE,
+	{ "buffer-size", 'S', POPT_ARG_STRING, NULL, OPT_SIZE,
 	  "device memory for one run: bytes with K, M, G, T, or N% of the device's memory", "SIZE" },
-	{ "memory", '\0', POPT_ARG_STRING, &memory_arg, OPT_MEMORY,
+	{ "memory", '\0', POPT_ARG_STRING, NULL, OPT_MEMORY,
 	  "host memory to use before spilling runs to temporary files (default: half of available)",
 	  "SIZE" },
-	{ "temporary-directory", 'T', POPT_ARG_STRING, &tmpdir_arg, 0,
+	{ "temporary-directory", 'T', POPT_ARG_STRING, NULL, OPT_TMPDIR,
 	  "directory for temporary files (default $TMPDIR, else /tmp)", "DIR" },
 	{ "host-threshold", '\0', POPT_ARG_LONG, &host_arg, OPT_HOST,
 	  "auto: sort up to N records on the host, more on the device (default: by measured rates)",
 	  "N" },
-	{ "local-kernel", '\0', POPT_ARG_STRING, &local_arg, OPT_LOCAL,
+	{ "local-kernel", '\0', POPT_ARG_STRING, NULL, OPT_LOCAL,
 	  "tile sort kernel: bitonic (default) or merge", "KERNEL" },
-	{ "device-sort", '\0', POPT_ARG_STRING, &devsort_arg, OPT_DEVSORT,
+	{ "device-sort", '\0', POPT_ARG_STRING, NULL, OPT_DEVSORT,
 	  "how the device sorts a run: radix, bitonic (tiles and global passes) or auto (default: "
 	  "radix for large runs on a GPU)", "SORT" },
 	{ "parallel", '\0', POPT_ARG_LONG, &parallel_arg, OPT_PARALLEL,
@@ -203,6 +245,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	ctx = poptGetContext("clsort", argc, argv, options, 0);
 	poptSetOtherOptionHelp(ctx, "[OPTION]... [FILE]...");
 	while ((rc = poptGetNextOpt(ctx)) > 0) {
+		/* A string option's value first; some are looked at below. */
+		take_string(ctx, rc);
 		switch (rc) {
 		case OPT_KEY:
 		case OPT_SORT_KEY: {
@@ -538,9 +582,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 
 	cls_defaults(&o);
 	rc = dist_run(&o);
-	kd_free(&keydefs);
-	free(type_arg);
-	type_arg = NULL;
+	free_strings();
 	for (i = 0; i < o.nfiles; i++)
 		free((char *)o.files[i]);
 	free((void *)o.files);
@@ -560,9 +602,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		return CLS_EXIT_ERROR;
 	}
 fail:
-	kd_free(&keydefs);
-	free(type_arg);
-	type_arg = NULL;
+	free_strings();
 	if (ctx)
 		poptFreeContext(ctx);
 	return status;

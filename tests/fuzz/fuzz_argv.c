@@ -98,7 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (pid == 0) {
 		const int null = open("/dev/null", O_RDWR);
-		const char *const asan = getenv("ASAN_OPTIONS");
 
 		if (null < 0 || chdir(scratch) || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 		    dup2(pipefd[1], 2) < 0)
@@ -107,11 +106,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The host engine unless the arguments name a device: no device
 		 * setup for every run. */
 		setenv("CLSORT_DEVICE", "host", 1);
-		/* Leaks are left to the suites: a string option given twice
-		 * leaks its first value (the option loop in src/main.c), which
-		 * nearly every mutation finds. */
-		snprintf(err, sizeof err, "%s%sdetect_leaks=0", asan ? asan : "", asan ? ":" : "");
-		setenv("ASAN_OPTIONS", err, 1);
 		execv(prog, argv);
 		_exit(127);
 	}
