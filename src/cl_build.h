@@ -57,6 +57,9 @@ void clb_instance_close(int slot);
 int clb_build(struct dev_ctx *d, const char *options, const char *const *names, size_t n,
 	      cl_program *prog, cl_kernel *kernels);
 
+/* Called with each kernel's event, for profiling. */
+typedef void (*clb_record)(void *ctx, cl_kernel k, cl_event ev);
+
 /* clb_build on a thread of its own, so that its caller reads, encodes and
  * uploads the words to sort meanwhile. */
 struct clb_job {

@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "cl_build.h"
+#include "cl_network.h"
 #include "cl_radix.h"
 #include "device.h"
 #include "util.h"
 
-/* Kernels of an engine: tile sort, tail, pair tails, merge, merge of
- * pieces, the radix sort's, flip and half. */
-#define NKERNELS (2 * CLB_MAX_FUSE + 6 + CLR_NKERNELS)
+/* Kernels of an engine: the network sort's, the merge of pieces, the
+ * radix sort's. */
+#define NKERNELS (CLN_NKERNELS + 1 + CLR_NKERNELS)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */
@@ -37,26 +38,19 @@ struct cle {
 	struct dev_ctx devc;
 	bool started;			/* cle_start ran... */
 	int start_rc;			/* ...and returned this */
-	struct clb_job job;		/* the build of the tile sort's program... */
-	bool sort_started;		/* ...started... */
-	bool building;			/* ...not yet joined by cle_ready... */
-	int ready_rc;			/* ...which returned this */
 	bool dev_opened;
 	int open_slot;			/* its place among the engines open */
 	struct dev_ctx *dev;		/* &devc */
 	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
 	struct clb_shape sh;		/* of its sorts, once started */
 	char options[512];		/* every program's, before the kernels' own */
-	cl_program prog;		/* the sort's kernels */
+	struct cln net;			/* the network sort, its program built while
+					 * the first run's words come up */
 	cl_program pieces_prog;		/* merge_pieces, once a merge needs it */
 	struct clr radix;		/* the radix sort, its program built when a sort
 					 * first runs it */
 	bool radix_may;			/* --device-sort lets runs go through it: they
 					 * need buf2 */
-	cl_kernel tile_sort, tail;
-	cl_kernel pair, pair_flip;	/* two tails after the substage of distance TILE */
-	cl_kernel half[CLB_MAX_FUSE + 1], flip[CLB_MAX_FUSE + 1];
-	cl_kernel merge;		/* sh.global_merge: its passes through buf2 */
 	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
 	cl_mem buf, buf2;
 	size_t buf_words;
@@ -74,18 +68,7 @@ struct cle {
 
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
-
-/* Start building the tile sort's program on a thread, once. */
-static void start_sort_program(struct cle *e)
-{
-	if (e->sort_started)
-		return;
-	e->sort_started = true;
-	e->job.d = e->dev;
-	clb_sort_program(&e->sh, e->options, &e->job);
-	clb_start(&e->job);
-	e->building = true;
-}
+static void record_kernel(void *ctx, cl_kernel k, cl_event ev);
 
 /* The device opened and the build of the program a run of about n words
  * needs started (the radix sort's or the tile sort's): on the first call
@@ -134,54 +117,37 @@ static int cle_start(struct cle *e, size_t n)
 			 e->c.local == CLS_LOCAL_MERGE ? "merge" : "bitonic", e->sh.fuse);
 	msg_info(2, "device limits: work-groups of %zu, %llu KiB of local memory", d->max_wg,
 		 (unsigned long long)(d->local_mem >> 10));
+	cln_init(&e->net, d, &e->sh, e->options, record_kernel, e);
 	clr_init(&e->radix, d, e->sh.wsize, e->options);
 	e->radix_may = clr_wanted(e->c.devsort, d, SIZE_MAX);
 	if (clr_wanted(e->c.devsort, e->dev, n))
 		clr_start(&e->radix);
 	else
-		start_sort_program(e);
+		cln_start(&e->net);
 	e->start_rc = 0;
 	return 0;
 }
 
-/* The tile sort's kernels, once their build (start_sort_program) has
+/* The network sort's kernels, once the build cln_start started has
  * ended: it is waited for here, and the wait counted in t_wait.  0 (also
  * where it never started) or CLS_E_FAIL after a message. */
 static int cle_ready(struct cle *e)
 {
 	const double t0 = now_sec();
-	size_t i = 0;
+	const bool waits = cln_building(&e->net);
+	const int rc = cln_ready(&e->net);
 
-	if (!e->building)
-		return e->ready_rc;
-	e->building = false;
-	e->ready_rc = clb_join(&e->job);
-	e->base.t_wait += now_sec() - t0;
-	if (e->ready_rc)
-		return e->ready_rc;
-	e->prog = e->job.prog;
-	e->base.t_once = e->dev->t_build;
-	e->tile_sort = e->job.kernels[i++];
-	if (e->sh.global_merge) {
-		e->merge = e->job.kernels[i++];
-	} else {
-		unsigned f;
-		e->tail = e->job.kernels[i++];
-		e->pair = e->job.kernels[i++];
-		e->pair_flip = e->job.kernels[i++];
-		for (f = 1; f <= e->sh.fuse; f++) {
-			e->half[f] = e->job.kernels[i++];
-			e->flip[f] = e->job.kernels[i++];
-		}
+	if (waits) {
+		e->base.t_wait += now_sec() - t0;
+		e->base.t_once = e->dev->t_build;
 	}
-	assert(i == e->job.n);
-	return 0;
+	return rc;
 }
 
-/* The tile sort's kernels, their build started here where it was not. */
+/* The network sort's kernels, their build started here where it was not. */
 static int sort_kernels(struct cle *e)
 {
-	start_sort_program(e);
+	cln_start(&e->net);
 	return cle_ready(e);
 }
 
@@ -290,36 +256,16 @@ static int make_stages(struct cle *e, size_t bytes)
 static void cle_close(struct engine *base)
 {
 	struct cle *e = (struct cle *)base;
-	int i;
 
-	/* A build not waited for yet: its kernels are released below. */
-	cle_ready(e);
+	cln_release(&e->net);
 	clr_release(&e->radix);
 	release_stages(e);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
-	for (i = 1; i <= CLB_MAX_FUSE; i++) {
-		if (e->half[i])
-			clReleaseKernel(e->half[i]);
-		if (e->flip[i])
-			clReleaseKernel(e->flip[i]);
-	}
-	if (e->tile_sort)
-		clReleaseKernel(e->tile_sort);
-	if (e->tail)
-		clReleaseKernel(e->tail);
-	if (e->pair)
-		clReleaseKernel(e->pair);
-	if (e->pair_flip)
-		clReleaseKernel(e->pair_flip);
-	if (e->merge)
-		clReleaseKernel(e->merge);
 	if (e->merge_pieces)
 		clReleaseKernel(e->merge_pieces);
 	if (e->buf2)
 		clReleaseMemObject(e->buf2);
-	if (e->prog)
-		clReleaseProgram(e->prog);
 	if (e->pieces_prog)
 		clReleaseProgram(e->pieces_prog);
 	if (e->xfer)
@@ -424,8 +370,8 @@ static void record_event(struct cle *e, cl_kernel k, cl_event ev)
 	e->prof[e->nprof++] = ev;
 }
 
-/* record_event for the radix sort's kernels. */
-static void record_radix(void *ctx, cl_kernel k, cl_event ev)
+/* record_event for the network and radix sorts' kernels. */
+static void record_kernel(void *ctx, cl_kernel k, cl_event ev)
 {
 	record_event(ctx, k, ev);
 }
@@ -434,30 +380,21 @@ static void record_radix(void *ctx, cl_kernel k, cl_event ev)
  * this engine has none) and, when name is not NULL, its name. */
 static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t size)
 {
-	static const char *const names[] = { "tile sort", "tile tail", "pair tail",
-					     "pair flip tail", "merge", "merge of pieces" };
-	const cl_kernel fixed[] = { e->tile_sort, e->tail, e->pair, e->pair_flip, e->merge,
-				    e->merge_pieces };
-	const size_t nfixed = sizeof fixed / sizeof fixed[0];
+	const char *rname;
+	cl_kernel k;
 
-	if (i < nfixed) {
+	if (i < CLN_NKERNELS)
+		return cln_kernel(&e->net, i, name, size);
+	i -= CLN_NKERNELS;
+	if (i == 0) {
 		if (name)
-			snprintf(name, size, "%s", names[i]);
-		return fixed[i];
+			snprintf(name, size, "merge of pieces");
+		return e->merge_pieces;
 	}
-	i -= nfixed;
-	if (i < CLR_NKERNELS) {
-		const char *rname;
-		const cl_kernel k = clr_kernel(&e->radix, i, &rname);
-		if (name)
-			snprintf(name, size, "%s", rname);
-		return k;
-	}
-	i -= CLR_NKERNELS;
+	k = clr_kernel(&e->radix, i - 1, &rname);
 	if (name)
-		snprintf(name, size, "%s_%zu", i < CLB_MAX_FUSE ? "flip" : "half",
-			 i % CLB_MAX_FUSE + 1);
-	return i < CLB_MAX_FUSE ? e->flip[i + 1] : e->half[i - CLB_MAX_FUSE + 1];
+		snprintf(name, size, "%s", rname);
+	return k;
 }
 
 /* Slot of kernel k, one of the engine's, in kernel_time[]. */
@@ -467,93 +404,6 @@ static size_t kernel_slot(const struct cle *e, cl_kernel k)
 	while (i + 1 < NKERNELS && kernel_at(e, i, NULL, 0) != k)
 		i++;
 	return i;
-}
-
-/* Enqueue kernel k over items work-items on the compute queue; buf and n
- * are its first arguments, arg2 (a uint or ulong, by its size) the third. */
-static cl_int launch(struct cle *e, cl_kernel k, size_t items, size_t local, const void *arg2,
-		     size_t arg2_size, cl_ulong n, cl_uint nwait, const cl_event *wait, cl_event *ev)
-{
-	cl_int err = clSetKernelArg(k, 0, sizeof e->buf, &e->buf);
-	size_t global = round_up(items, local);
-
-	err |= clSetKernelArg(k, 1, sizeof n, &n);
-	err |= clSetKernelArg(k, 2, arg2_size, arg2);
-	if (err != CL_SUCCESS)
-		return CL_INVALID_KERNEL_ARGS;
-	err = clEnqueueNDRangeKernel(e->dev->queue, k, 1, NULL, &global, &local, nwait, wait, ev);
-	if (err == CL_SUCCESS && e->dev->profiling && ev)
-		record_event(e, k, *ev);
-	return err;
-}
-
-/* Does merge stage 2^log_b leave its last global substage (distance
- * TILE) to the pair tail kernels?  When the stage's global substages come
- * to one more than a multiple of e->sh.fuse, that substage would take a
- * global pass of its own. */
-static bool fold_last(const struct cle *e, unsigned log_b)
-{
-	return (log_b - clb_log2(e->sh.tile)) % e->sh.fuse == 1;
-}
-
-/* One of the tile kernels over tiles [t0, t1). */
-static cl_int launch_tiles(struct cle *e, cl_kernel k, size_t n, size_t t0, size_t t1,
-			   cl_uint nwait, const cl_event *wait, cl_event *ev)
-{
-	const cl_ulong first = t0;
-	return launch(e, k, (t1 - t0) * e->sh.wg, e->sh.wg, &first, sizeof first, n, nwait, wait, ev);
-}
-
-/* The tails of merge stage 2^log_b over tiles [t0, t1) (t0 even): one
- * work-group per tile, or per pair of tiles when the stage folds its last
- * global substage into them. */
-static cl_int launch_tails(struct cle *e, unsigned log_b, size_t n, size_t t0, size_t t1,
-			   cl_event *ev)
-{
-	const cl_ulong first = t0 / 2;
-	cl_kernel k;
-
-	if (!fold_last(e, log_b))
-		return launch_tiles(e, e->tail, n, t0, t1, 0, NULL, ev);
-	k = log_b == clb_log2(e->sh.tile) + 1 ? e->pair_flip : e->pair;
-	return launch(e, k, (t1 - t0 + 1) / 2 * e->sh.wg, e->sh.wg, &first, sizeof first, n, 0, NULL, ev);
-}
-
-/* The global passes of merge stage 2^log_b: the flip step fused with the
- * half-cleaners after it, then the remaining half-cleaners of distance at
- * least a tile (but the last one when fold_last), e->sh.fuse substages per
- * pass. */
-static cl_int enqueue_stage(struct cle *e, size_t n, unsigned log_b)
-{
-	const size_t gwg = 256;
-	const unsigned log_t = clb_log2(e->sh.tile);
-	unsigned levels = log_b - log_t - (fold_last(e, log_b) ? 1 : 0);
-	cl_event ev = NULL, *evp = e->dev->profiling ? &ev : NULL;
-	unsigned k = levels < e->sh.fuse ? levels : e->sh.fuse;
-	const size_t blocks = (n + ((size_t)1 << log_b) - 1) >> log_b;
-	const cl_uint arg_b = log_b;
-	unsigned log_d;
-	cl_int err;
-
-	if (levels == 0)
-		return CL_SUCCESS;
-	err = launch(e, e->flip[k], blocks << (log_b - k), gwg, &arg_b, sizeof arg_b, n, 0, NULL, evp);
-	if (ev)
-		clReleaseEvent(ev);
-	levels -= k;
-	log_d = log_b - k - 1;
-	while (err == CL_SUCCESS && levels) {
-		const unsigned kk = levels < e->sh.fuse ? levels : e->sh.fuse;
-		const cl_uint log_s = log_d - kk + 1;
-		const size_t items = (((n - 1) >> (log_s + kk)) << log_s) + ((size_t)1 << log_s);
-		ev = NULL;
-		err = launch(e, e->half[kk], items, gwg, &log_s, sizeof log_s, n, 0, NULL, evp);
-		if (ev)
-			clReleaseEvent(ev);
-		levels -= kk;
-		log_d -= kk;
-	}
-	return err;
 }
 
 static double event_seconds(cl_event first, cl_event last)
@@ -688,7 +538,6 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 {
 	struct cle *e = (struct cle *)base;
 	size_t tiles, chunk_tiles, chunks, c, tiled;
-	unsigned log_n, log_b;
 	bool radix;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL;
 	cl_int err = CL_SUCCESS;
@@ -718,9 +567,6 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		msg_err("out of memory");
 		goto out;
 	}
-	log_n = clb_log2(n);
-	if (((size_t)1 << log_n) < n)
-		log_n++;
 
 	/* Upload chunk by chunk, each produced into a free staging buffer;
 	 * each chunk's tiles are sorted once it lands and the kernels are
@@ -732,14 +578,13 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 			rc = cb;
 			goto out;
 		}
-		if (err == CL_SUCCESS && !radix &&
-		    (!e->building || clb_done(&e->job) || c + 1 == chunks)) {
+		if (err == CL_SUCCESS && !radix && (cln_built(&e->net) || c + 1 == chunks)) {
 			if (sort_kernels(e))
 				goto out;
 			for (; tiled <= c && err == CL_SUCCESS; tiled++) {
 				const struct chunk k = chunk_of(e, tiled, chunk_tiles, n);
-				err = launch_tiles(e, e->tile_sort, n, k.t0, k.t1, 1, &up[tiled],
-						   &sorted[tiled]);
+				err = cln_tiles(&e->net, e->dev->queue, e->buf, n, k.t0, k.t1, 1,
+						&up[tiled], &sorted[tiled]);
 			}
 		}
 		/* Start the copy now, not at the next wait. */
@@ -757,64 +602,16 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 			goto out;
 		if (err == CL_SUCCESS)
 			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks,
-				       up, e->dev->profiling ? record_radix : NULL, e, &result, &done);
+				       up, e->dev->profiling ? record_kernel : NULL, e, &result, &done);
 		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
 			    consume, ctx);
 		if (done)
 			clReleaseEvent(done);
 		goto out;
 	}
-	msg_info(2, "device sort: %s", e->sh.global_merge ? "tiles and merge-path passes" :
-		 "tiles and bitonic passes");
-	if (e->sh.global_merge && n > e->sh.tile) {
-		cl_ulong w, nn = n;
-		cl_mem src = e->buf, dst = e->buf2, t;
-		for (w = e->sh.tile; err == CL_SUCCESS && w < n; w *= 2) {
-			size_t global = round_up((n + e->sh.merge_items - 1) / e->sh.merge_items, e->sh.merge_wg);
-			cl_event ev = NULL;
-			err = clSetKernelArg(e->merge, 0, sizeof src, &src);
-			err |= clSetKernelArg(e->merge, 1, sizeof dst, &dst);
-			err |= clSetKernelArg(e->merge, 2, sizeof nn, &nn);
-			err |= clSetKernelArg(e->merge, 3, sizeof w, &w);
-			if (err == CL_SUCCESS)
-				err = clEnqueueNDRangeKernel(e->dev->queue, e->merge, 1, NULL, &global,
-							     &e->sh.merge_wg, 0, NULL, &ev);
-			if (err == CL_SUCCESS && e->dev->profiling)
-				record_event(e, e->merge, ev);
-			for (c = 0; c < chunks && ev; c++) {
-				clReleaseEvent(sorted[c]);
-				clRetainEvent(ev);
-				sorted[c] = ev;
-			}
-			if (ev)
-				clReleaseEvent(ev);
-			t = src;
-			src = dst;
-			dst = t;
-		}
-		result = src;
-		log_n = 0;	/* no bitonic stages */
-	}
-	for (log_b = clb_log2(e->sh.tile) + 1; err == CL_SUCCESS && log_b <= log_n; log_b++) {
-		err = enqueue_stage(e, n, log_b);
-		if (err != CL_SUCCESS)
-			break;
-		if (log_b < log_n) {
-			cl_event ev = NULL;
-			err = launch_tails(e, log_b, n, 0, tiles, e->dev->profiling ? &ev : NULL);
-			if (ev)
-				clReleaseEvent(ev);
-			continue;
-		}
-		/* The last stage's tail runs chunk by chunk, so that downloads
-		 * start as soon as their part is final. */
-		for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-			clReleaseEvent(sorted[c]);
-			sorted[c] = NULL;
-			err = launch_tails(e, log_b, n, k.t0, k.t1, &sorted[c]);
-		}
-	}
+	if (err == CL_SUCCESS)
+		err = cln_passes(&e->net, e->dev->queue, e->buf, e->buf2, n, chunk_tiles, chunks, sorted,
+				 &result);
 	rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
 		    consume, ctx);
 out:

@@ -161,7 +161,7 @@ static cl_int reserve(struct clr *r, size_t blocks)
 }
 
 static cl_int run(struct clr *r, cl_command_queue q, size_t which, size_t groups, cl_uint nwait,
-		  const cl_event *wait, clr_record record, void *ctx, cl_event *ev)
+		  const cl_event *wait, clb_record record, void *ctx, cl_event *ev)
 {
 	const size_t global = groups * r->wg;
 	cl_int err;
@@ -184,7 +184,7 @@ static cl_int args(cl_kernel k, unsigned n, const size_t *size, const void *cons
 }
 
 cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size_t n,
-		cl_uint nwait, const cl_event *wait, clr_record record, void *ctx,
+		cl_uint nwait, const cl_event *wait, clb_record record, void *ctx,
 		cl_mem *result, cl_event *done)
 {
 	static const cl_uint zero[5] = { 0, 0, 0, 0, 0 };

@@ -54,17 +54,15 @@ int clr_ready(struct clr *r);
  * the same for any n. */
 size_t clr_extra_bytes(const struct clr *r);
 
-/* Called with each kernel's event, for profiling (may be NULL). */
-typedef void (*clr_record)(void *ctx, cl_kernel k, cl_event ev);
-
 /* Enqueue the sort of the n words (n >= 1) of buf on q, in order,
  * through buf2 (n words at least), once the nwait events of wait are
  * complete: *result is the buffer that holds them sorted once *done (an
  * event to release) completes.  It reads back which digits differ, so
- * the passes are known before it returns.  clr_ready first.  CL_SUCCESS
- * or the failing call's error; -vv says how many passes ran. */
+ * the passes are known before it returns; record (may be NULL) is given
+ * each kernel's event.  clr_ready first.  CL_SUCCESS or the failing
+ * call's error; -vv says how many passes ran. */
 cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size_t n,
-		cl_uint nwait, const cl_event *wait, clr_record record, void *ctx,
+		cl_uint nwait, const cl_event *wait, clb_record record, void *ctx,
 		cl_mem *result, cl_event *done);
 
 /* The kernel i (0 to CLR_NKERNELS - 1; NULL when not built) and its name
