@@ -51,6 +51,8 @@ struct cle {
 					 * first runs it */
 	bool radix_may;			/* --device-sort lets runs go through it: they
 					 * need buf2 */
+	bool net_cached;		/* the network sort's program was in the cache
+					 * (asked only where auto would care) */
 	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
 	cl_mem buf, buf2;
 	size_t buf_words;
@@ -69,6 +71,19 @@ struct cle {
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
 static void record_kernel(void *ctx, cl_kernel k, cl_event ev);
+
+/* Whether a run of n words goes through the radix sort: as --device-sort
+ * says, auto taking the networks for small runs only where their program
+ * is built (or cached). */
+static bool radix_for(const struct cle *e, size_t n)
+{
+	const bool built = e->net_cached || e->net.prog;
+	const bool radix = clr_wanted(e->c.devsort, e->dev, n, built);
+
+	if (radix && !clr_wanted(e->c.devsort, e->dev, n, true))
+		msg_info(2, "device sort: radix, as the networks' program is not built yet");
+	return radix;
+}
 
 /* The device opened and the build of the program a run of about n words
  * needs started (the radix sort's or the tile sort's): on the first call
@@ -119,8 +134,9 @@ static int cle_start(struct cle *e, size_t n)
 		 (unsigned long long)(d->local_mem >> 10));
 	cln_init(&e->net, d, &e->sh, e->options, record_kernel, e);
 	clr_init(&e->radix, d, e->sh.wsize, e->options);
-	e->radix_may = clr_wanted(e->c.devsort, d, SIZE_MAX);
-	if (clr_wanted(e->c.devsort, e->dev, n))
+	e->radix_may = clr_wanted(e->c.devsort, d, SIZE_MAX, true);
+	e->net_cached = e->radix_may && e->c.devsort == CLS_DEVSORT_AUTO && cln_cached(&e->net);
+	if (clr_wanted(e->c.devsort, d, n, e->net_cached))
 		clr_start(&e->radix);
 	else
 		cln_start(&e->net);
@@ -549,7 +565,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		return 0;
 	if (cle_start(e, n))
 		return CLS_E_FAIL;
-	radix = clr_wanted(e->c.devsort, e->dev, n);
+	radix = radix_for(e, n);
 	tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);

@@ -22,6 +22,14 @@ void cln_init(struct cln *s, struct dev_ctx *d, const struct clb_shape *sh, cons
 	s->record_ctx = record_ctx;
 }
 
+bool cln_cached(const struct cln *s)
+{
+	struct clb_job j;
+
+	clb_sort_program(s->sh, s->options, &j);
+	return dev_cached(s->d, j.options);
+}
+
 void cln_start(struct cln *s)
 {
 	if (s->started)

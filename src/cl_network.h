@@ -39,6 +39,10 @@ struct cln {
 void cln_init(struct cln *s, struct dev_ctx *d, const struct clb_shape *sh, const char *options,
 	      clb_record record, void *record_ctx);
 
+/* Whether the program is in the binary cache: a sort would not wait for
+ * the device's compiler. */
+bool cln_cached(const struct cln *s);
+
 /* Start building the program on a thread, once. */
 void cln_start(struct cln *s);
 

@@ -19,12 +19,16 @@
  * other, 512 8% slower. */
 #define BLOCKS_PER_CU 8
 /* --device-sort=auto: runs of at least this many words go through the
- * radix sort on a GPU, smaller ones through the bitonic networks; CPU
- * devices keep the tiles and merge-path passes (measured faster on PoCL).
- * On an H100 (contrib/bench/results/h100-radix.md) the networks were
- * faster up to 2^22 words (u32 keys 15.2 against 12.7 Gkeys/s there, u64
- * 6.9 against 4.8), even at 2^24 for u64, and the radix sort from 2^24
- * u32 keys on (14.4 against 11.2 Gkeys/s; at 2^28 1.9x, u64 1.6x). */
+ * radix sort on a GPU, smaller ones through the bitonic networks where
+ * their program is built already (in the binary cache); CPU devices keep
+ * the tiles and merge-path passes (measured faster on PoCL).  On an H100
+ * (contrib/bench/results/h100-radix.md) the networks were faster up to
+ * 2^22 words (u32 keys 15.2 against 12.7 Gkeys/s there, u64 6.9 against
+ * 4.8), even at 2^24 for u64, and the radix sort from 2^24 u32 keys on
+ * (14.4 against 11.2 Gkeys/s; at 2^28 1.9x, u64 1.6x).  But the gain below
+ * 2^23 is a fraction of a millisecond, where building the networks'
+ * program costs the NVIDIA compiler 2-5 s and the radix sort's 0.5-0.8 s
+ * (h100-firstuse.md): a small run on a fresh cache takes the radix sort. */
 #define RADIX_MIN ((size_t)1 << 23)
 
 enum { K_DIFF, K_COUNT, K_SCAN_UP, K_SCAN_TOP, K_SCATTER };
@@ -41,7 +45,7 @@ static size_t scatter_local(size_t wsize, size_t wg, size_t items)
 	       (BINS + 1) * 4 + BINS * 8;
 }
 
-bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n)
+bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n, bool networks_built)
 {
 	switch (how) {
 	case CLS_DEVSORT_RADIX:
@@ -49,7 +53,7 @@ bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n)
 	case CLS_DEVSORT_BITONIC:
 		return false;
 	default:
-		return (d->type & CL_DEVICE_TYPE_GPU) && n >= RADIX_MIN;
+		return (d->type & CL_DEVICE_TYPE_GPU) && (n >= RADIX_MIN || !networks_built);
 	}
 }
 

@@ -40,8 +40,9 @@ struct clr {
 void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base);
 
 /* Whether how (--device-sort) sends a run of n words on d through the
- * radix sort; n = SIZE_MAX: whether any run may go. */
-bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n);
+ * radix sort, where the networks' program is built or cached
+ * (networks_built) or not; n = SIZE_MAX: whether any run may go. */
+bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n, bool networks_built);
 
 /* Start building the program on a thread, once. */
 void clr_start(struct clr *r);

@@ -571,19 +571,14 @@ static int load_sources(const char **texts, size_t *lens, size_t *count, char **
 	return 0;
 }
 
-int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
+/* The cache key of the program the count sources texts build on d with
+ * options. */
+static uint64_t program_key(const struct dev_ctx *d, const char *options, const char *const *texts,
+			    const size_t *lens, size_t count)
 {
-	const char *texts[16];
-	size_t lens[16], count, i;
-	char *owned[16];
 	uint64_t key = 0xcbf29ce484222325ull;
-	cl_program prog;
-	cl_int err;
-	double t0 = now_sec();
-	int rc = CLS_E_FAIL;
+	size_t i;
 
-	if (load_sources(texts, lens, &count, owned))
-		return CLS_E_FAIL;
 	key = fnv1a_str(key, PACKAGE_VERSION);
 	key = fnv1a_str(key, options);
 	key = fnv1a_str(key, d->platform_name);
@@ -591,6 +586,39 @@ int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_progr
 	key = fnv1a_str(key, d->version);
 	for (i = 0; i < count; i++)
 		key = fnv1a(key, texts[i], lens[i]);
+	return key;
+}
+
+bool dev_cached(const struct dev_ctx *d, const char *options)
+{
+	const char *texts[16];
+	size_t lens[16], count, i;
+	char *owned[16], path[4096];
+	bool found;
+
+	if (load_sources(texts, lens, &count, owned))
+		return false;
+	found = program_path(path, sizeof path, program_key(d, options, texts, lens, count), false) == 0 &&
+		access(path, R_OK) == 0;
+	for (i = 0; i < count; i++)
+		free(owned[i]);
+	return found;
+}
+
+int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
+{
+	const char *texts[16];
+	size_t lens[16], count, i;
+	char *owned[16];
+	uint64_t key;
+	cl_program prog;
+	cl_int err;
+	double t0 = now_sec();
+	int rc = CLS_E_FAIL;
+
+	if (load_sources(texts, lens, &count, owned))
+		return CLS_E_FAIL;
+	key = program_key(d, options, texts, lens, count);
 
 	prog = cache_load(d, key, options);
 	if (prog) {

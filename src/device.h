@@ -68,6 +68,10 @@ void dev_close(struct dev_ctx *d);
  * printing the build log. */
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program);
 
+/* Whether the binary cache has an entry for the program dev_build would
+ * build with options (it may still fail to load). */
+bool dev_cached(const struct dev_ctx *d, const char *options);
+
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */
 int dev_fail(const char *what, cl_int err);
 

@@ -1,8 +1,14 @@
-/* Unit tests of the device spec parser and OpenCL error names (device.h). */
+/* Unit tests of the device spec parser, OpenCL error names and the binary
+ * cache (device.h), and of the choice of the device's sort (cl_radix.h). */
 #include "config.h"
 
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cl_radix.h"
 #include "device.h"
 #include "tap.h"
 
@@ -45,8 +51,66 @@ static void err_is(cl_int code, const char *name)
 	   got ? got : "(null)");
 }
 
+/* --device-sort: auto takes the radix sort on a GPU for large runs, and
+ * for small ones too where the networks' program is not built yet. */
+static void devsort_choice(void)
+{
+	struct dev_ctx gpu, cpu;
+	const size_t big = (size_t)1 << 23, small = big - 1;
+
+	memset(&gpu, 0, sizeof gpu);
+	memset(&cpu, 0, sizeof cpu);
+	gpu.type = CL_DEVICE_TYPE_GPU;
+	cpu.type = CL_DEVICE_TYPE_CPU;
+	ok(clr_wanted(CLS_DEVSORT_AUTO, &gpu, big, true), "auto: a run of 2^23 words on a GPU: radix");
+	ok(!clr_wanted(CLS_DEVSORT_AUTO, &gpu, small, true),
+	   "auto: a smaller run on a GPU, the networks built: the networks");
+	ok(clr_wanted(CLS_DEVSORT_AUTO, &gpu, small, false),
+	   "auto: a smaller run on a GPU, the networks not built: radix");
+	ok(clr_wanted(CLS_DEVSORT_AUTO, &gpu, 1, false), "auto: one word, the networks not built: radix");
+	ok(!clr_wanted(CLS_DEVSORT_AUTO, &cpu, big, false), "auto: a CPU device never takes radix");
+	ok(!clr_wanted(CLS_DEVSORT_AUTO, &cpu, SIZE_MAX, true), "auto: a CPU device's runs may not go");
+	ok(clr_wanted(CLS_DEVSORT_RADIX, &cpu, 1, true), "radix: on any device, any size");
+	ok(!clr_wanted(CLS_DEVSORT_BITONIC, &gpu, big, false), "bitonic: never radix");
+}
+
+/* dev_cached finds what dev_build stored, on the OpenCL CPU device. */
+static void cache_entries(void)
+{
+	char dir[] = "/tmp/unit_device.XXXXXX", cmd[64];
+	struct dev_ctx d;
+	struct clr r;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary cache directory");
+		return;
+	}
+	setenv("XDG_CACHE_HOME", dir, 1);
+	unsetenv("CLSORT_NO_CACHE");
+	if (dev_open(&d, "cpu", false)) {
+		skip("no OpenCL CPU device");
+	} else {
+		/* The engine's options for every program (cl_engine.c). */
+		clr_init(&r, &d, 4, "-w -DWORD_BITS=32 -DWG=64 -DEPT=4 -DLOG_WG=6 -DLOG_EPT=2 -DMERGE_ITEMS=8");
+		ok(!dev_cached(&d, r.options), "an empty cache holds no program");
+		ok(clr_ready(&r) == 0, "the radix program builds");
+		ok(dev_cached(&d, r.options), "the program built is in the cache");
+		ok(!dev_cached(&d, "-w -DWORD_BITS=64 -DRADIX"), "another program's options are not");
+		setenv("CLSORT_NO_CACHE", "1", 1);
+		ok(!dev_cached(&d, r.options), "CLSORT_NO_CACHE: no cache to find it in");
+		unsetenv("CLSORT_NO_CACHE");
+		clr_release(&r);
+		dev_close(&d);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		ok(0, "%s", cmd);
+}
+
 int main(void)
 {
+	devsort_choice();
+	cache_entries();
 	kind_is("auto", DEV_AUTO);
 	kind_is("AUTO", DEV_AUTO);
 	kind_is("Auto", DEV_AUTO);
