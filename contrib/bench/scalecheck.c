@@ -314,9 +314,9 @@ static uint64_t scan(enum fmt f, const struct map *m, bool order, uint64_t *coun
 		/* Across parts: the first key of a part against the last before it. */
 		if (i > 0 && jobs[i].count) {
 			unsigned j = i;
-			while (j-- > 0 && !jobs[j].count)
-				;
-			if (jobs[j].count && jobs[i].first_key < jobs[j].last_key)
+			while (j > 0 && !jobs[j - 1].count)
+				j--;
+			if (j > 0 && jobs[i].first_key < jobs[j - 1].last_key)
 				bad = (uint64_t)(jobs[i].p - m->p) + 1;
 		}
 	}
