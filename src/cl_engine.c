@@ -9,6 +9,7 @@
 #include "cl_build.h"
 #include "cl_network.h"
 #include "cl_radix.h"
+#include "cl_stage.h"
 #include "device.h"
 #include "util.h"
 
@@ -21,16 +22,6 @@
 #define DEVICE_FRACTION 0.5
 /* Runs never hold fewer words than this, whatever the budget. */
 #define MIN_RUN 1024
-/* Transfers move in chunks through NSTAGE pinned staging buffers, so that
- * producing, uploading and tile-sorting (and downloading and consuming)
- * overlap.  A chunk is about a CHUNKS-th of the first sort, from CHUNK_MIN
- * to CHUNK_MAX bytes: the first upload and the last download are not
- * overlapped, and a producer fed by many threads (the deal of key ranges
- * to several devices) makes them wait at each chunk's end. */
-#define CHUNK_MIN ((size_t)16 << 20)
-#define CHUNK_MAX ((size_t)64 << 20)
-#define CHUNKS 32
-#define NSTAGE 3
 
 struct cle {
 	struct engine base;		/* first: a struct engine * is a struct cle * */
@@ -56,9 +47,7 @@ struct cle {
 	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
 	cl_mem buf, buf2;
 	size_t buf_words;
-	cl_mem stage_mem[NSTAGE];	/* pinned staging buffers, mapped */
-	void *stage[NSTAGE];
-	size_t stage_bytes;		/* of each */
+	struct stg stg;			/* the transfers, on xfer */
 	struct {
 		double upload, sort, download;
 	} times;			/* device time by phase, when profiling */
@@ -112,6 +101,7 @@ static int cle_start(struct cle *e, size_t n)
 				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
 	if (!e->xfer)
 		return dev_fail("cannot create an OpenCL command queue", err);
+	stg_init(&e->stg, d, e->xfer, e->sh.wsize, e->sh.tile);
 	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
 	 * they chose not to unroll, straight to our stderr; errors still fail
 	 * the build with its log. */
@@ -217,65 +207,13 @@ int cle_open(struct engine **out, const struct eng_config *c)
 	return 0;
 }
 
-static void release_stages(struct cle *e)
-{
-	int i;
-	for (i = 0; i < NSTAGE; i++)
-		if (e->stage[i])
-			clEnqueueUnmapMemObject(e->xfer, e->stage_mem[i], e->stage[i], 0, NULL, NULL);
-	if (e->stage_mem[0])
-		clFinish(e->xfer);
-	for (i = 0; i < NSTAGE; i++) {
-		if (e->stage_mem[i])
-			clReleaseMemObject(e->stage_mem[i]);
-		e->stage_mem[i] = NULL;
-		e->stage[i] = NULL;
-	}
-}
-
-/* Bytes of each staging buffer for a first sort of n words: at least a
- * pair of tiles. */
-static size_t chunk_bytes(const struct cle *e, size_t n)
-{
-	const size_t pair = 2 * e->sh.tile * e->sh.wsize;
-	size_t b = n * e->sh.wsize / CHUNKS;
-	b = b < CHUNK_MIN ? CHUNK_MIN : b > CHUNK_MAX ? CHUNK_MAX : b;
-	return b < pair ? pair : b;
-}
-
-/* The pinned staging buffers, made on first use. */
-static int make_stages(struct cle *e, size_t bytes)
-{
-	cl_int err = CL_SUCCESS;
-	int i;
-
-	if (e->stage[0])
-		return 0;
-	for (i = 0; i < NSTAGE; i++) {
-		e->stage_mem[i] = clCreateBuffer(e->dev->context,
-						 CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
-		if (e->stage_mem[i])
-			e->stage[i] = clEnqueueMapBuffer(e->xfer, e->stage_mem[i], CL_TRUE,
-							 CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
-							 NULL, &err);
-		if (!e->stage[i]) {
-			msg_err("cannot allocate %zu bytes of pinned host memory: %s", bytes,
-				dev_strerror(err));
-			release_stages(e);
-			return CLS_E_FAIL;
-		}
-	}
-	e->stage_bytes = bytes;
-	return 0;
-}
-
 static void cle_close(struct engine *base)
 {
 	struct cle *e = (struct cle *)base;
 
 	cln_release(&e->net);
 	clr_release(&e->radix);
-	release_stages(e);
+	stg_release(&e->stg);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
 	if (e->merge_pieces)
@@ -432,79 +370,6 @@ static double event_seconds(cl_event first, cl_event last)
 	return end > start ? (double)(end - start) * 1e-9 : 0;
 }
 
-/* Chunk c of the sort: tiles [t0, t1) and words [w0, w1). */
-struct chunk {
-	size_t t0, t1, w0, w1;
-};
-
-static struct chunk chunk_of(const struct cle *e, size_t c, size_t chunk_tiles, size_t n)
-{
-	const size_t tiles = (n + e->sh.tile - 1) / e->sh.tile;
-	struct chunk k;
-	k.t0 = c * chunk_tiles;
-	k.t1 = k.t0 + chunk_tiles < tiles ? k.t0 + chunk_tiles : tiles;
-	k.w0 = k.t0 * e->sh.tile;
-	k.w1 = k.t1 * e->sh.tile < n ? k.t1 * e->sh.tile : n;
-	return k;
-}
-
-static void release_events(cl_event *ev, size_t n)
-{
-	size_t i;
-	for (i = 0; i < n; i++)
-		if (ev[i])
-			clReleaseEvent(ev[i]);
-}
-
-/* Produce chunk c (its words k) into its staging buffer, once the upload
- * that last used that buffer is done, and start its upload, *up.  A
- * callback's failure comes back in *rc. */
-static cl_int upload_chunk(struct cle *e, size_t c, struct chunk k, cl_event *up,
-			   eng_producer produce, void *ctx, int *rc)
-{
-	void *slot = e->stage[c % NSTAGE];
-	cl_int err;
-
-	if (c >= NSTAGE && (err = clWaitForEvents(1, &up[c - NSTAGE])) != CL_SUCCESS)
-		return err;
-	if ((*rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
-		return CL_SUCCESS;
-	return clEnqueueWriteBuffer(e->xfer, e->buf, CL_FALSE, k.w0 * e->sh.wsize,
-				    (k.w1 - k.w0) * e->sh.wsize, slot, 0, NULL, &up[c]);
-}
-
-/* Bring the n sorted words at word off of result down through the staging
- * buffers in turn, chunk by chunk, each handed to consume: chunk c +
- * NSTAGE goes into chunk c's buffer once that has been consumed.  Chunk
- * c's download waits for ready[c] (each) or ready[0].  A callback's
- * failure comes back in *rc. */
-static cl_int download(struct cle *e, cl_mem result, size_t off, size_t n, size_t chunk_tiles,
-		       size_t chunks, cl_event *ready, bool each, cl_event *down,
-		       eng_consumer consume, void *ctx, int *rc)
-{
-	cl_int err = CL_SUCCESS;
-	size_t c;
-
-	for (c = 0; c < chunks + NSTAGE && err == CL_SUCCESS; c++) {
-		if (c >= NSTAGE) {
-			const size_t d = c - NSTAGE;
-			const struct chunk k = chunk_of(e, d, chunk_tiles, n);
-			if ((err = clWaitForEvents(1, &down[d])) != CL_SUCCESS)
-				break;
-			if ((*rc = consume(ctx, e->stage[d % NSTAGE], k.w0, k.w1 - k.w0)) != 0)
-				break;
-		}
-		if (c < chunks) {
-			const struct chunk k = chunk_of(e, c, chunk_tiles, n);
-			err = clEnqueueReadBuffer(e->xfer, result, CL_FALSE, (off + k.w0) * e->sh.wsize,
-						  (k.w1 - k.w0) * e->sh.wsize, e->stage[c % NSTAGE], 1,
-						  &ready[each ? c : 0], &down[c]);
-			clFlush(e->xfer);
-		}
-	}
-	return err;
-}
-
 /* Profiling: add a sort's transfers and kernels to the engine's times. */
 static void add_times(struct cle *e, const cl_event *up, const cl_event *down, size_t chunks)
 {
@@ -535,8 +400,8 @@ static int finish(struct cle *e, cl_int err, const char *what, cl_mem result, si
 	clFlush(e->dev->queue);
 	if (err == CL_SUCCESS) {
 		what = "download from the device";
-		err = download(e, result, off, n, chunk_tiles, chunks, ready, each, down, consume,
-			       ctx, &cb);
+		err = stg_download(&e->stg, result, off, n, chunk_tiles, chunks, ready, each, down,
+				   consume, ctx, &cb);
 	}
 	if (cb)
 		return cb;
@@ -571,10 +436,10 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 		msg_err("cannot hold %zu words on the device", n);
 		return CLS_E_FAIL;
 	}
-	if (make_stages(e, chunk_bytes(e, n)))
+	if (stg_make(&e->stg, n))
 		return CLS_E_FAIL;
 	/* Whole pairs of tiles, for the pair tails of the last stage. */
-	chunk_tiles = (e->stage_bytes / (e->sh.tile * e->sh.wsize)) & ~(size_t)1;
+	chunk_tiles = stg_chunk_tiles(&e->stg, true);
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
 	up = calloc(chunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
@@ -589,7 +454,8 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	 * built: until they are, the chunks go on coming up. */
 	what = "upload to the device";
 	for (c = 0, tiled = 0; c < chunks && err == CL_SUCCESS; c++) {
-		err = upload_chunk(e, c, chunk_of(e, c, chunk_tiles, n), up, produce, ctx, &cb);
+		err = stg_upload(&e->stg, e->buf, c, stg_chunk(&e->stg, c, chunk_tiles, n), up, produce,
+				 ctx, &cb);
 		if (cb) {
 			rc = cb;
 			goto out;
@@ -598,7 +464,7 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 			if (sort_kernels(e))
 				goto out;
 			for (; tiled <= c && err == CL_SUCCESS; tiled++) {
-				const struct chunk k = chunk_of(e, tiled, chunk_tiles, n);
+				const struct stg_chunk k = stg_chunk(&e->stg, tiled, chunk_tiles, n);
 				err = cln_tiles(&e->net, e->dev->queue, e->buf, n, k.t0, k.t1, 1,
 						&up[tiled], &sorted[tiled]);
 			}
@@ -635,15 +501,15 @@ out:
 	clFinish(e->xfer);
 	clFinish(e->dev->queue);
 	if (up)
-		release_events(up, chunks);
+		stg_release_events(up, chunks);
 	if (sorted)
-		release_events(sorted, chunks);
+		stg_release_events(sorted, chunks);
 	if (down)
-		release_events(down, chunks);
+		stg_release_events(down, chunks);
 	free(up);
 	free(sorted);
 	free(down);
-	release_events(e->prof, e->nprof);
+	stg_release_events(e->prof, e->nprof);
 	e->nprof = 0;
 	return rc;
 }
@@ -673,15 +539,15 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 		return cle_sort(base, n, produce, consume, ctx);
 	/* Chunks of the staging buffers as the first sort made them, or as
 	 * cle_sort would make them for n words. */
-	if (make_stages(e, chunk_bytes(e, n)))
+	if (stg_make(&e->stg, n))
 		return CLS_E_FAIL;
-	chunk_tiles = e->stage_bytes / (e->sh.tile * e->sh.wsize);
+	chunk_tiles = stg_chunk_tiles(&e->stg, false);
 	chunks = ((n + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
 	/* One piece (a sorted input gives parts of one run): in order already. */
 	for (c = 0; k < 2 && c < chunks; c++) {
-		const struct chunk ck = chunk_of(e, c, chunk_tiles, n);
-		if ((rc = produce(ctx, e->stage[0], ck.w0, ck.w1 - ck.w0)) != 0 ||
-		    (rc = consume(ctx, e->stage[0], ck.w0, ck.w1 - ck.w0)) != 0)
+		const struct stg_chunk ck = stg_chunk(&e->stg, c, chunk_tiles, n);
+		if ((rc = produce(ctx, e->stg.host[0], ck.w0, ck.w1 - ck.w0)) != 0 ||
+		    (rc = consume(ctx, e->stg.host[0], ck.w0, ck.w1 - ck.w0)) != 0)
 			return rc;
 	}
 	if (k < 2)
@@ -700,7 +566,8 @@ static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t
 	bmem = clCreateBuffer(e->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
 			      (k + 1) * sizeof *b64, b64, &err);
 	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		err = upload_chunk(e, c, chunk_of(e, c, chunk_tiles, n), up, produce, ctx, &cb);
+		err = stg_upload(&e->stg, e->buf, c, stg_chunk(&e->stg, c, chunk_tiles, n), up, produce,
+				 ctx, &cb);
 		if (cb) {
 			rc = cb;
 			goto out;
@@ -739,14 +606,14 @@ out:
 	clFinish(e->xfer);
 	clFinish(e->dev->queue);
 	if (up)
-		release_events(up, chunks);
+		stg_release_events(up, chunks);
 	if (down)
-		release_events(down, chunks);
+		stg_release_events(down, chunks);
 	if (done)
 		clReleaseEvent(done);
 	if (bmem)
 		clReleaseMemObject(bmem);
-	release_events(e->prof, e->nprof);
+	stg_release_events(e->prof, e->nprof);
 	e->nprof = 0;
 	free(up);
 	free(down);
