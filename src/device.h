@@ -69,7 +69,8 @@ void dev_close(struct dev_ctx *d);
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program);
 
 /* Whether the binary cache has an entry for the program dev_build would
- * build with options (it may still fail to load). */
+ * build with options (it may still fail to load); false where the driver
+ * caches compiled kernels itself, which clsort's cache leaves to it. */
 bool dev_cached(const struct dev_ctx *d, const char *options);
 
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */

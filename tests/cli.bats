@@ -471,9 +471,13 @@ select_ok() {
 }
 
 # --- program cache -----------------------------------------------------------
+# On PoCL, clsort leaves compiled kernels to PoCL's own cache; with that
+# turned off (POCL_KERNEL_CACHE=0) it keeps them in its own, as for every
+# other driver: these cases test that one.
 
 @test "a second run loads the program from the cache" {
   export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+  export POCL_KERNEL_CACHE=0
   run --separate-stderr "$CLSORT" "${DEV[@]}" -vv "$keys"
   assert_success
   [[ "$stderr" == *"program built in"* ]]
@@ -486,8 +490,22 @@ select_ok() {
   "$CLSORT" "${DEV[@]}" "$keys" | dec_u32 | cmp - <(ref_u32 "$keys")
 }
 
+@test "PoCL with its kernel cache: clsort stores no program of its own" {
+  export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+  export POCL_KERNEL_CACHE=1
+  for i in 1 2; do
+    run --separate-stderr "$CLSORT" "${DEV[@]}" -vv "$keys"
+    assert_success
+    [[ "$stderr" == *"program built in"* ]] || fail "run $i: $stderr"
+    [[ "$stderr" != *"cached in"* && "$stderr" != *"loaded from cache"* ]] || fail "run $i: $stderr"
+  done
+  [ -z "$(ls "$XDG_CACHE_HOME/clsort/"*.bin 2> /dev/null)" ] || fail "$(ls "$XDG_CACHE_HOME/clsort")"
+  "$CLSORT" "${DEV[@]}" "$keys" | dec_u32 | cmp - <(ref_u32 "$keys")
+}
+
 @test "CLSORT_NO_CACHE builds every time and writes no cache" {
   export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+  export POCL_KERNEL_CACHE=0
   CLSORT_NO_CACHE=1 run --separate-stderr "$CLSORT" "${DEV[@]}" -vv "$keys"
   assert_success
   [[ "$stderr" == *"program built in"* ]]
@@ -498,6 +516,7 @@ select_ok() {
 # rebuilds, sorts right and leaves an entry that loads again.
 corrupt_check() {
   export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+  export POCL_KERNEL_CACHE=0
   "$CLSORT" "${DEV[@]}" "$keys" > /dev/null 2>&1
   local f n=0
   for f in "$XDG_CACHE_HOME"/clsort/*.bin; do
@@ -545,6 +564,7 @@ flip_head() { printf 'X' | dd of="$1" bs=1 seek=2 conv=notrunc status=none; }
 @test "an unwritable cache directory only costs a build" {
   [ "$(id -u)" -ne 0 ] || skip "root writes anywhere"
   export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/ro"
+  export POCL_KERNEL_CACHE=0
   mkdir -p "$XDG_CACHE_HOME"
   chmod 555 "$XDG_CACHE_HOME"
   run --separate-stderr "$CLSORT" "${DEV[@]}" -o "$BATS_TEST_TMPDIR/out" "$keys"
@@ -555,6 +575,7 @@ flip_head() { printf 'X' | dd of="$1" bs=1 seek=2 conv=notrunc status=none; }
 
 @test "a cache directory that cannot be made only costs a build" {
   export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+  export POCL_KERNEL_CACHE=0
   mkdir -p "$XDG_CACHE_HOME"
   echo not a directory > "$XDG_CACHE_HOME/clsort"
   run --separate-stderr "$CLSORT" "${DEV[@]}" -o "$BATS_TEST_TMPDIR/out" "$keys"

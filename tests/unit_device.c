@@ -87,6 +87,8 @@ static void cache_entries(void)
 	}
 	setenv("XDG_CACHE_HOME", dir, 1);
 	unsetenv("CLSORT_NO_CACHE");
+	/* clsort's own cache, which on PoCL it keeps only without PoCL's. */
+	setenv("POCL_KERNEL_CACHE", "0", 1);
 	if (dev_open(&d, "cpu", false)) {
 		skip("no OpenCL CPU device");
 	} else {
@@ -99,6 +101,10 @@ static void cache_entries(void)
 		setenv("CLSORT_NO_CACHE", "1", 1);
 		ok(!dev_cached(&d, r.options), "CLSORT_NO_CACHE: no cache to find it in");
 		unsetenv("CLSORT_NO_CACHE");
+		if (strstr(d.platform_name, "Portable Computing Language")) {
+			setenv("POCL_KERNEL_CACHE", "1", 1);
+			ok(!dev_cached(&d, r.options), "PoCL with its own kernel cache: clsort's is not used");
+		}
 		clr_release(&r);
 		dev_close(&d);
 	}
