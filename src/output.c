@@ -384,6 +384,9 @@ void out_abort(struct out_writer *w)
 /* Gathers of fewer records than this stay on one thread. */
 #define GATHER_MIN 65536
 #define GATHER_MAX_THREADS 64
+/* Records each thread gathers into its buffer before the buffers are
+ * written: the buffers stay small and in the caches, and are reused. */
+#define GATHER_ROUND 32768
 
 struct decode_job {
 	const struct enc_format *f;
@@ -512,15 +515,15 @@ static void gather_job(void *arg)
 }
 
 /* Records of indexed words: copied by several threads into buffers of
- * their own, written in order. */
+ * their own, written in order, GATHER_ROUND records a thread at a time;
+ * fixed-size records of a mapped output all at once, into place. */
 static int emit_records(struct out_writer *w, const struct enc_format *f,
 			const struct enc_batch *b, const void *words, size_t count)
 {
 	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
-	/* Fixed-size records of a mapped output are gathered into place. */
 	unsigned char *const dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
 	struct gather *g;
-	size_t i;
+	size_t i, first, step;
 	int rc = 0;
 
 	if (count < GATHER_MIN)
@@ -533,24 +536,26 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 		}
 	}
 	g = w->gathers;
-	for (i = 0; i < threads; i++) {
-		g[i].f = f;
-		g[i].b = b;
-		g[i].words = words;
-		g[i].first = count / threads * i;
-		g[i].count = i + 1 < threads ? count / threads : count - g[i].first;
-		g[i].dst = dst ? dst + g[i].first * f->rec_size : NULL;
-		g[i].failed = false;
-	}
-	run_parallel(gather_job, g, sizeof *g, threads);
-	if (dst)
-		return 0;
-	for (i = 0; i < threads && rc == 0; i++) {
-		if (g[i].failed) {
-			msg_errno(ENOMEM, "cannot gather the sorted records");
-			return CLS_E_FAIL;
+	step = dst ? count : (size_t)threads * GATHER_ROUND;
+	for (first = 0; first < count && rc == 0; first += step) {
+		const size_t n = count - first < step ? count - first : step;
+		for (i = 0; i < threads; i++) {
+			g[i].f = f;
+			g[i].b = b;
+			g[i].words = words;
+			g[i].first = first + n / threads * i;
+			g[i].count = i + 1 < threads ? n / threads : first + n - g[i].first;
+			g[i].dst = dst ? dst + (g[i].first - first) * f->rec_size : NULL;
+			g[i].failed = false;
 		}
-		rc = out_write(w, g[i].buf, g[i].len);
+		run_parallel(gather_job, g, sizeof *g, threads);
+		for (i = 0; !dst && i < threads && rc == 0; i++) {
+			if (g[i].failed) {
+				msg_errno(ENOMEM, "cannot gather the sorted records");
+				return CLS_E_FAIL;
+			}
+			rc = out_write(w, g[i].buf, g[i].len);
+		}
 	}
 	return rc;
 }

@@ -303,8 +303,8 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 			 s->resorted ? " on the host, then merged on the device" : "");
 	msg_info(1, "time: encode %.3f s, sort and write %.3f s, merge %.3f s", s->t.encode,
 		 s->t.sort, s->spill.t_merge);
-	msg_info(2, "of sort and write: staging %.3f s, waiting for the output %.3f s, "
-		 "writing %.3f s", s->t.produce, s->t.warm, s->t.consume);
+	msg_info(2, "of sort and write: staging %.3f s, ties and -u %.3f s, waiting for the "
+		 "output %.3f s, writing %.3f s", s->t.produce, s->t.ties, s->t.warm, s->t.consume);
 	eng_report(s->eng);
 }
 

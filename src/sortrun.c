@@ -161,13 +161,21 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	 * the rounds hold them. */
 	if (rc == 0 && f->unique && f->str && !(same = xmalloc(b->n ? b->n : 1, "-u marks")))
 		rc = CLS_E_FAIL;
-	if (rc == 0 && (f->str || (f->tail && whole)))
-		rc = rfn_ties(f, b, b->words, b->n, same);
-	if (rc == 0 && whole) {
-		const size_t n = f->unique ? rfn_unique(f, b, b->words, b->n, same) : b->n;
-		if (warm)
+	if (whole) {
+		const double t1 = now_sec();
+		size_t n = b->n;
+		if (rc == 0 && (f->str || f->tail))
+			rc = rfn_ties(f, b, b->words, b->n, same);
+		if (rc == 0 && f->unique)
+			n = rfn_unique(f, b, b->words, b->n, same);
+		t->ties += now_sec() - t1;
+		if (rc == 0 && warm)
 			srt_warm_out_done(warm);
-		rc = out_emit(w, f, b, b->words, n);
+		if (rc == 0) {
+			const double t2 = now_sec();
+			rc = out_emit(w, f, b, b->words, n);
+			t->consume += now_sec() - t2;
+		}
 	}
 	if (rc == 0)
 		rc = out_emit_end(w, f, b);

@@ -42,8 +42,10 @@ struct srt_times {
 	double encode;		/* parsing kv runs whole */
 	double sort;		/* the rest: the engine's sort, with producing and writing */
 	/* Of sort: filling the engine's words, waiting for the output's
-	 * helper, writing the sorted records. */
-	double produce, warm, consume;
+	 * helper, writing the sorted records (as the engine hands them over,
+	 * or after the ties), ordering the records tied on their words
+	 * (string keys, keys longer than a word) and -u. */
+	double produce, warm, consume, ties;
 };
 
 /* Sort the planned run b (its words buffer for kv and -u, its lines for

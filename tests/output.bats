@@ -152,6 +152,18 @@ not_mapped() {
 
 # --- write(2), where the size is not known or no mapping can be had ------------
 
+@test "kv lines gathered in rounds of buffers on 1, 2 and 3 threads: the bytes of sort -s" {
+  # 32768 records a thread a round: several rounds, a short last one.
+  "$REFSORT" gen-kv 200003 17 > "$T/in"
+  sort -s -t: -k1,1n "$T/in" > "$T/want"
+  for p in 1 2 3; do
+    "$CLSORT" -d host --parallel=$p -f kv -o "$T/out" "$T/in"
+    cmp "$T/want" "$T/out" || fail "--parallel=$p"
+    "$CLSORT" "${DEV[@]}" --parallel=$p -t: -F 0 -k str "$T/in" | cmp <(sort -s "$T/in") - ||
+      fail "-F 0, --parallel=$p"
+  done
+}
+
 @test "kv lines, the host shortcut and stdout into a file: written as before" {
   "$REFSORT" gen-kv 20000 13 > "$T/in"
   same_as_stdout "20000 kv lines" "$T/in" -f kv
