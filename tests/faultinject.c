@@ -23,7 +23,9 @@
  *   FAULTINJECT_TARGET=stdout|stdin|tmp|PATHPREFIX
  *       stdout, stdin: descriptor 1 or 0
  *       tmp:           descriptors returned by mkstemp/mkostemp/mkstemps/
- *                      mkostemps, and unnamed files opened with O_TMPFILE
+ *                      mkostemps (but those of PoCL's kernel cache, in a
+ *                      directory named pocl), and unnamed files opened
+ *                      with O_TMPFILE
  *       PATHPREFIX:    descriptors opened with open/open64/openat/openat64/
  *                      creat/fopen on a path that starts with it
  *
@@ -590,35 +592,37 @@ FILE *fopen(const char *path, const char *mode)
 	return fp;
 }
 
-static int tmp_fd(int fd)
+/* A temporary file made from template tmpl: the program's, not one of the
+ * OpenCL driver's kernel cache (PoCL's, in a directory named pocl). */
+static int tmp_fd(int fd, const char *tmpl)
 {
 	if (fd >= 0)
-		mark(fd, target == T_TMP);
+		mark(fd, target == T_TMP && !strstr(tmpl, "/pocl/"));
 	return fd;
 }
 
 int mkstemp(char *tmpl)
 {
 	setup();
-	return tmp_fd(real_mkstemp(tmpl));
+	return tmp_fd(real_mkstemp(tmpl), tmpl);
 }
 
 int mkostemp(char *tmpl, int flags)
 {
 	setup();
-	return tmp_fd(real_mkostemp(tmpl, flags));
+	return tmp_fd(real_mkostemp(tmpl, flags), tmpl);
 }
 
 int mkstemps(char *tmpl, int suffixlen)
 {
 	setup();
-	return tmp_fd(real_mkstemps(tmpl, suffixlen));
+	return tmp_fd(real_mkstemps(tmpl, suffixlen), tmpl);
 }
 
 int mkostemps(char *tmpl, int suffixlen, int flags)
 {
 	setup();
-	return tmp_fd(real_mkostemps(tmpl, suffixlen, flags));
+	return tmp_fd(real_mkostemps(tmpl, suffixlen, flags), tmpl);
 }
 
 /* glibc's 64-bit aliases, in case a caller is built with them. */
