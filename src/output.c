@@ -279,6 +279,13 @@ void *out_claim(struct out_writer *w, size_t len)
 	return p;
 }
 
+bool out_room(const struct out_writer *w)
+{
+	if (w->mem)
+		return w->len < w->cap;
+	return w->map && w->total < w->map_len;
+}
+
 int out_write(struct out_writer *w, const void *p, size_t len)
 {
 	if (w->progress)
@@ -501,6 +508,8 @@ static void gather_job(void *arg)
 		if (g->dst) {
 			memcpy(g->dst + g->len, p, len);
 			g->len += len;
+			if (kv)
+				g->dst[g->len++] = (unsigned char)f->eol;
 			continue;
 		}
 		if (!gather_room(g, len + 1)) {
@@ -514,14 +523,66 @@ static void gather_job(void *arg)
 	}
 }
 
+/* One thread's share of the sizes of lines to gather: into len. */
+static void size_job(void *arg)
+{
+	struct gather *g = arg;
+	const size_t end = g->first + g->count;
+	size_t i;
+
+	g->len = 0;
+	for (i = g->first; i < end; i++) {
+		const unsigned char *p;
+		size_t len;
+		if (i + 16 < end)
+			__builtin_prefetch(&g->b->lines[enc_word_index(g->f, g->words, i + 16)]);
+		enc_record(g->f, g->b, enc_word_index(g->f, g->words, i), &p, &len);
+		g->len += len + 1;
+	}
+}
+
+/* Where a mapped output (or a run kept in memory) has room for lines as
+ * long as the input's: the place of the count lines of words, each
+ * thread's share of them (g[0..threads)) set to gather into its part of
+ * it; NULL where there is no such room, or too little for these lines. */
+static unsigned char *claim_lines(struct out_writer *w, const struct enc_format *f,
+				  const struct enc_batch *b, const void *words, size_t count,
+				  struct gather *g, unsigned threads)
+{
+	unsigned char *dst;
+	size_t i, at = 0;
+
+	if (!out_room(w))
+		return NULL;
+	for (i = 0; i < threads; i++) {
+		g[i].f = f;
+		g[i].b = b;
+		g[i].words = words;
+		g[i].first = count / threads * i;
+		g[i].count = i + 1 < threads ? count / threads : count - g[i].first;
+		g[i].failed = false;
+	}
+	run_parallel(size_job, g, sizeof *g, threads);
+	for (i = 0; i < threads; i++)
+		at += g[i].len;
+	if (!(dst = out_claim(w, at)))
+		return NULL;
+	for (i = 0, at = 0; i < threads; i++) {
+		g[i].dst = dst + at;
+		at += g[i].len;
+	}
+	return dst;
+}
+
 /* Records of indexed words: copied by several threads into buffers of
  * their own, written in order, GATHER_ROUND records a thread at a time;
- * fixed-size records of a mapped output all at once, into place. */
+ * fixed-size records and lines into a mapped output all at once, into
+ * place. */
 static int emit_records(struct out_writer *w, const struct enc_format *f,
 			const struct enc_batch *b, const void *words, size_t count)
 {
 	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
-	unsigned char *const dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
+	unsigned char *dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
 	struct gather *g;
 	size_t i, first, step;
 	int rc = 0;
@@ -536,6 +597,10 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 		}
 	}
 	g = w->gathers;
+	if (f->fmt == CLS_FMT_KV && (dst = claim_lines(w, f, b, words, count, g, threads))) {
+		run_parallel(gather_job, g, sizeof *g, threads);
+		return 0;
+	}
 	step = dst ? count : (size_t)threads * GATHER_ROUND;
 	for (first = 0; first < count && rc == 0; first += step) {
 		const size_t n = count - first < step ? count - first : step;

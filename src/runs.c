@@ -437,13 +437,18 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	uint64_t total, want;
 	bool ranges;
 	int rc = CLS_E_FAIL;
-	/* bin records come out as they went in: the output's size is known.
-	 * Mapped and populated, the output is in memory all at once, which
-	 * is for outputs well inside the memory budget only. */
+	/* bin records come out as they went in: the output's size is known;
+	 * kv lines take at most the input's bytes and a line end for each
+	 * input (its last line may lack one), and a whole output (not a part
+	 * of another's file) is cut to what was written.  Mapped and
+	 * populated, the output is in memory all at once, which is for
+	 * outputs well inside the memory budget only. */
 	struct srt_warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
-				 .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes : 0,
-				 .out_exact = f->fmt == CLS_FMT_BIN && !f->unique &&
-					      in->bytes <= o->memory_bytes / 2,
+				 .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes :
+					      f->fmt == CLS_FMT_KV ? in->bytes + in->count : 0,
+				 .map_out = ((f->fmt == CLS_FMT_KV && !out->part) ||
+					     (f->fmt == CLS_FMT_BIN && !f->unique)) &&
+					    in->bytes <= o->memory_bytes / 2,
 				 .threads = f->threads };
 	double t0, t_start = 0, t_work = 0;
 

@@ -24,7 +24,8 @@ struct srt_warm {
 	uint64_t in_bytes;
 	struct out_writer *out;
 	uint64_t out_bytes;
-	bool out_exact;		/* out_bytes is the output's size */
+	bool map_out;		/* map the output, at most out_bytes (cut to
+				 * what is written) */
 	unsigned threads;
 	const struct enc_batch *drop;	/* input no longer needed */
 	pthread_t in_thread, out_thread, drop_thread;
