@@ -1,7 +1,8 @@
 /* The option parser, through the program: the input split at NUL bytes is
  * the argument list of one clsort run (CLSORT, else ./clsort) with empty
  * standard input, in a scratch directory emptied after each run.  The run
- * must end by itself with status 0, 1 or 2 and no sanitizer report; else
+ * must end by itself with status 0, 1 or 2 (a sanitizer's report gives
+ * another, or a signal); else
  * the arguments and what it wrote on standard error are printed (as TAP
  * comments) and the target aborts. */
 #include "config.h"
@@ -9,7 +10,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,26 +61,6 @@ static void fail(char **argv, const char *what, const char *err)
 	abort();
 }
 
-/* Whether err holds a sanitizer's report: a line of AddressSanitizer's
- * or LeakSanitizer's ("==PID==ERROR: ..."), or UndefinedBehaviorSanitizer's
- * "FILE:LINE:COL: runtime error: ".  clsort's own lines start with
- * "clsort: ", and may quote any argument. */
-static bool sanitizer_report(const char *err)
-{
-	const char *line;
-
-	for (line = err; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
-		if (!strncmp(line, "clsort: ", 8))
-			continue;
-		if (line[0] == '=' && line[1] == '=' && line[2] >= '0' && line[2] <= '9')
-			return true;
-		if (strstr(line, ": runtime error: ") &&
-		    (!strchr(line, '\n') || strstr(line, ": runtime error: ") < strchr(line, '\n')))
-			return true;
-	}
-	return false;
-}
-
 const unsigned long fuzz_iterations = 500;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -119,6 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (pid == 0) {
 		const int null = open("/dev/null", O_RDWR);
+		const char *const asan = getenv("ASAN_OPTIONS");
+		char opts[1024];
 
 		if (null < 0 || chdir(scratch) || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 		    dup2(pipefd[1], 2) < 0)
@@ -127,6 +109,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The host engine unless the arguments name a device: no device
 		 * setup for every run. */
 		setenv("CLSORT_DEVICE", "host", 1);
+		/* A sanitizer's report ends the run with a status of its own:
+		 * AddressSanitizer's 86 (its default, 1, is clsort's "not
+		 * sorted"), LeakSanitizer's 23; UndefinedBehaviorSanitizer's
+		 * aborts (-fno-sanitize-recover).  The text would not tell:
+		 * clsort's messages quote the arguments. */
+		if (asan)
+			snprintf(opts, sizeof opts, "%s:exitcode=86", asan);
+		else
+			snprintf(opts, sizeof opts, "exitcode=86");
+		setenv("ASAN_OPTIONS", opts, 1);
 		execv(prog, argv);
 		_exit(127);
 	}
@@ -153,9 +145,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!WIFEXITED(status))
 		fail(argv, "killed by a signal", err);
 	if (WEXITSTATUS(status) > 2)
-		fail(argv, "exit status above 2", err);
-	if (sanitizer_report(err))
-		fail(argv, "sanitizer report", err);
+		fail(argv, WEXITSTATUS(status) == 86 || WEXITSTATUS(status) == 23 ?
+			   "sanitizer report" : "exit status above 2", err);
 	empty_scratch();
 	free(copy);
 	return 0;
