@@ -494,6 +494,7 @@ static void gather_job(void *arg)
 	g->len = 0;
 	for (i = g->first; i < end; i++) {
 		const unsigned char *p;
+		unsigned char *to;
 		size_t len;
 
 		/* The records lie anywhere: ask for the line table entry and
@@ -505,21 +506,33 @@ static void gather_job(void *arg)
 			__builtin_prefetch(p);
 		}
 		enc_record(f, g->b, enc_word_index(f, g->words, i), &p, &len);
-		if (g->dst) {
-			memcpy(g->dst + g->len, p, len);
-			g->len += len;
-			if (kv)
-				g->dst[g->len++] = (unsigned char)f->eol;
-			continue;
-		}
-		if (!gather_room(g, len + 1)) {
+		if (!g->dst && !gather_room(g, len + 1)) {
 			g->failed = true;
 			return;
 		}
-		memcpy(g->buf + g->len, p, len);
+		to = g->dst ? g->dst : g->buf;
+		memcpy(to + g->len, p, len);
 		g->len += len;
 		if (kv)
-			g->buf[g->len++] = (unsigned char)f->eol;
+			to[g->len++] = (unsigned char)f->eol;
+	}
+}
+
+/* Shares records [first, first + n) of words out to threads gathers, the
+ * last taking what the others leave; none with a place set yet. */
+static void share_out(struct gather *g, unsigned threads, const struct enc_format *f,
+		      const struct enc_batch *b, const void *words, size_t first, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < threads; i++) {
+		g[i].f = f;
+		g[i].b = b;
+		g[i].words = words;
+		g[i].first = first + n / threads * i;
+		g[i].count = i + 1 < threads ? n / threads : first + n - g[i].first;
+		g[i].dst = NULL;
+		g[i].failed = false;
 	}
 }
 
@@ -554,14 +567,7 @@ static unsigned char *claim_lines(struct out_writer *w, const struct enc_format 
 
 	if (!out_room(w))
 		return NULL;
-	for (i = 0; i < threads; i++) {
-		g[i].f = f;
-		g[i].b = b;
-		g[i].words = words;
-		g[i].first = count / threads * i;
-		g[i].count = i + 1 < threads ? count / threads : count - g[i].first;
-		g[i].failed = false;
-	}
+	share_out(g, threads, f, b, words, 0, count);
 	run_parallel(size_job, g, sizeof *g, threads);
 	for (i = 0; i < threads; i++)
 		at += g[i].len;
@@ -604,15 +610,9 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 	step = dst ? count : (size_t)threads * GATHER_ROUND;
 	for (first = 0; first < count && rc == 0; first += step) {
 		const size_t n = count - first < step ? count - first : step;
-		for (i = 0; i < threads; i++) {
-			g[i].f = f;
-			g[i].b = b;
-			g[i].words = words;
-			g[i].first = first + n / threads * i;
-			g[i].count = i + 1 < threads ? n / threads : first + n - g[i].first;
-			g[i].dst = dst ? dst + (g[i].first - first) * f->rec_size : NULL;
-			g[i].failed = false;
-		}
+		share_out(g, threads, f, b, words, first, n);
+		for (i = 0; dst && i < threads; i++)
+			g[i].dst = dst + (g[i].first - first) * f->rec_size;
 		run_parallel(gather_job, g, sizeof *g, threads);
 		for (i = 0; !dst && i < threads && rc == 0; i++) {
 			if (g[i].failed) {
