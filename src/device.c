@@ -631,13 +631,14 @@ int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_progr
 	cl_program prog;
 	cl_int err;
 	double t0 = now_sec();
+	const bool own_cache = !driver_caches(d);
 	int rc = CLS_E_FAIL;
 
 	if (load_sources(texts, lens, &count, owned))
 		return CLS_E_FAIL;
 	key = program_key(d, options, texts, lens, count);
 
-	prog = driver_caches(d) ? NULL : cache_load(d, key, options);
+	prog = own_cache ? cache_load(d, key, options) : NULL;
 	if (prog) {
 		msg_info(2, "program loaded from cache in %.3f s: %s", now_sec() - t0, what);
 		*program = prog;
@@ -682,13 +683,13 @@ int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_progr
 	/* Asking for the binary is where some drivers (PoCL, whose own cache
 	 * is left to keep it) compile each kernel's code, at about the cost
 	 * of the build. */
-	if (!driver_caches(d))
+	if (own_cache)
 		cache_store(d, prog, key);
 	/* A build the driver took from its own cache is a load, as from
 	 * clsort's, and part of the device's start as auto measures it; one
 	 * that took longer compiled (PoCL: 0.06-0.08 s from its cache, 0.8 s
 	 * and more compiling, on two cores). */
-	if (!driver_caches(d) || now_sec() - t0 > DRIVER_CACHE_LOAD)
+	if (own_cache || now_sec() - t0 > DRIVER_CACHE_LOAD)
 		d->t_build += now_sec() - t0;
 	*program = prog;
 	rc = 0;
