@@ -246,6 +246,178 @@ void radix_scan_top(__global ulong *sums, const ulong ns)
 	}
 }
 
+#ifdef RADIX_MATCH
+/* NVIDIA devices of compute capability 7.0 and up (the host asks for
+ * RADIX_MATCH there only, with RADIX_WG 256): the tile is ranked by the
+ * digit in one round, warp by warp, as CUB's onesweep ranks it.  The 32
+ * work-items of a warp take their words in turn, the warp's j-th word of
+ * each at once; the work-items whose words share the value find each
+ * other (match.any), the one with the highest lane adds their number to
+ * the warp's count of that value, and each takes the count before the
+ * addition plus the number of its peers in lower lanes as its rank
+ * among the warp's words of that value.  The warps' counts, scanned
+ * value-major, then give every word its place in the tile. */
+
+#define WARP 32
+#define NWARPS (RADIX_WG / WARP)
+#ifdef NV_ASM_PLAIN
+#define NV_ASM asm volatile
+#else
+#define NV_ASM __asm__ __volatile__
+#endif
+
+inline uint nv_match(uint v)
+{
+	uint m;
+	NV_ASM("match.any.sync.b32 %0, %1, 0xffffffff;" : "=r"(m) : "r"(v));
+	return m;
+}
+
+inline uint nv_shfl(uint v, uint lane)
+{
+	uint r;
+	NV_ASM("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(lane));
+	return r;
+}
+
+inline uint nv_shfl_up(uint v, uint delta)
+{
+	uint r;
+	NV_ASM("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;" : "=r"(r) : "r"(v), "r"(delta));
+	return r;
+}
+
+inline uint nv_lanemask_lt(void)
+{
+	uint m;
+	NV_ASM("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+	return m;
+}
+
+/* The warp's work-items wait for each other, and see each other's
+ * writes to local memory. */
+inline void nv_warp_sync(void)
+{
+	NV_ASM("bar.warp.sync 0xffffffff;" ::: "memory");
+}
+
+/* Exclusive scan of v over the work-group (all of it calls): in each warp
+ * by shuffles, then over the warps' sums (through wsum[NWARPS]). */
+inline uint nv_wg_scan(uint v, __local uint *wsum)
+{
+	const uint lane = get_local_id(0) % WARP, warp = get_local_id(0) / WARP;
+	uint x = v, before = 0;
+
+#pragma unroll
+	for (uint d = 1; d < WARP; d <<= 1) {
+		const uint y = nv_shfl_up(x, d);
+		if (lane >= d)
+			x += y;
+	}
+	if (lane == WARP - 1)
+		wsum[warp] = x;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (uint k = 0; k < warp; k++)
+		before += wsum[k];
+	return before + x - v;
+}
+
+/* One pass: block b's words of src, RTILE at a time, into dst: each tile
+ * ranked as above, its words written to the tile in local memory in that
+ * order, then out: a word of value d at place p of the tile goes to where
+ * the block's words of value d go next (offs, the scanned hist, plus its
+ * segment's sum) plus p less the place of the tile's first word of value
+ * d.  Words of one value keep their order in the block. */
+__kernel __attribute__((reqd_work_group_size(RADIX_WG, 1, 1)))
+void radix_scatter(__global const word_t *src, __global word_t *dst, const ulong n,
+		   const uint shift, const ulong per_block, __global const ulong *offs,
+		   __global const ulong *sums, const uint nblocks)
+{
+	__local word_t tile[RTILE];
+	__local uint wcount[NWARPS * RADIX_BINS];	/* value-major within a warp's row */
+	__local uint wsum[NWARPS];
+	__local uint start[RADIX_BINS];		/* the tile's first place of each value */
+	__local uint total[RADIX_BINS];		/* the tile's words of each value */
+	__local ulong next[RADIX_BINS];		/* where the block's words of each value go next */
+	const uint lid = get_local_id(0);
+	const uint lane = lid % WARP, warp = lid / WARP;
+	const uint lt = nv_lanemask_lt();
+	const uint b = get_group_id(0);
+	const ulong bbase = b * per_block;
+	const ulong bend = bbase + per_block < n ? bbase + per_block : n;
+	__local uint *const mine = wcount + warp * RADIX_BINS;
+
+	/* RADIX_WG is RADIX_BINS: work-item lid looks after value lid. */
+	next[lid] = offs[(ulong)lid * nblocks + b] + sums[((ulong)lid * nblocks + b) / SCAN_SEG];
+	for (ulong base = bbase; base < bend; base += RTILE) {
+		const uint valid = bend - base < RTILE ? (uint)(bend - base) : RTILE;
+		const uint first = warp * WARP * RADIX_ITEMS + lane;
+		word_t w[RADIX_ITEMS];
+		uint rank[RADIX_ITEMS];
+		uint sum;
+
+#pragma unroll
+		for (uint k = 0; k < NWARPS; k++)
+			wcount[k * RADIX_BINS + lid] = 0;
+#pragma unroll
+		for (uint j = 0; j < RADIX_ITEMS; j++)
+			if (first + j * WARP < valid)
+				w[j] = src[base + first + j * WARP];
+		barrier(CLK_LOCAL_MEM_FENCE);
+		/* Places past valid hold no word: they count as the last
+		 * value, and being last in the tile they stay last. */
+#pragma unroll
+		for (uint j = 0; j < RADIX_ITEMS; j++) {
+			const uint d = first + j * WARP < valid ? digit_of(w[j], shift, 8) : RADIX_BINS - 1;
+			const uint peers = nv_match(d);
+			const uint top = 31 - clz(peers);
+			uint before = 0;
+			if (lane == top) {
+				before = mine[d];
+				mine[d] = before + popcount(peers);
+			}
+			before = nv_shfl(before, top);
+			rank[j] = before + popcount(peers & lt);
+			nv_warp_sync();
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		/* Value lid: its count in each warp becomes the count in the
+		 * warps before; then the tile's places by value. */
+		sum = 0;
+#pragma unroll
+		for (uint k = 0; k < NWARPS; k++) {
+			const uint c = wcount[k * RADIX_BINS + lid];
+			wcount[k * RADIX_BINS + lid] = sum;
+			sum += c;
+		}
+		total[lid] = sum;
+		start[lid] = nv_wg_scan(sum, wsum);
+#pragma unroll
+		for (uint k = 0; k < NWARPS; k++)
+			wcount[k * RADIX_BINS + lid] += start[lid];
+		barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+		for (uint j = 0; j < RADIX_ITEMS; j++) {
+			const uint d = first + j * WARP < valid ? digit_of(w[j], shift, 8) : RADIX_BINS - 1;
+			const uint p = mine[d] + rank[j];
+			if (p < valid)
+				tile[p] = w[j];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (uint p = lid; p < valid; p += RADIX_WG) {
+			const word_t x = tile[p];
+			const uint d = digit_of(x, shift, 8);
+			dst[next[d] + p - start[d]] = x;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		/* The places past valid were counted as the last value. */
+		next[lid] += total[lid] - (lid == RADIX_BINS - 1 ? RTILE - valid : 0);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+#else
+
 /* One pass: block b's words of src, RTILE at a time, into dst.  Each
  * tile is sorted stably by the digit in local memory, by two rounds on
  * its 4-bit halves (each a counting sort: every work-item counts its
@@ -358,5 +530,7 @@ void radix_scatter(__global const word_t *src, __global word_t *dst, const ulong
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 }
+
+#endif /* RADIX_MATCH */
 
 #endif

@@ -22,6 +22,7 @@ struct clr {
 	size_t wsize;			/* bytes per word */
 	size_t wg, items, tile;		/* a tile: work-group size x words per work-item */
 	size_t max_blocks;		/* work-groups of a pass, at most */
+	bool match;			/* the scatter ranks by warp matches (NVIDIA) */
 	char options[768];
 	bool started;			/* clr_start ran: its build... */
 	bool building;			/* ...not yet joined by clr_ready... */
@@ -34,8 +35,8 @@ struct clr {
 };
 
 /* The radix sort of wsize-byte words on d, with the shape the device
- * suits (CLSORT_RADIX_WG, CLSORT_RADIX_ITEMS and CLSORT_RADIX_BLOCKS
- * override, for measurement and tests); base is the engine's program
+ * suits (CLSORT_RADIX_WG, CLSORT_RADIX_ITEMS, CLSORT_RADIX_BLOCKS and
+ * CLSORT_RADIX_MATCH=0 override, for measurement and tests); base is the engine's program
  * options.  Nothing is built or allocated yet. */
 void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base);
 
