@@ -260,11 +260,7 @@ void radix_scan_top(__global ulong *sums, const ulong ns)
 
 #define WARP 32
 #define NWARPS (RADIX_WG / WARP)
-#ifdef NV_ASM_PLAIN
-#define NV_ASM asm volatile
-#else
 #define NV_ASM __asm__ __volatile__
-#endif
 
 inline uint nv_match(uint v)
 {
