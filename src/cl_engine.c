@@ -94,6 +94,7 @@ static int cle_start(struct cle *e, size_t n)
 	if (dev_open(d, e->c.device, e->c.profiling))
 		return CLS_E_FAIL;
 	e->dev_opened = true;
+	e->base.t_ahead = d->t_ahead;
 	e->open_slot = clb_instance_open(d->device, &instance);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
 	clb_choose_shape(d, e->sh.wsize, e->c.local == CLS_LOCAL_MERGE, &e->sh);

@@ -351,7 +351,7 @@ int dev_list(FILE *out)
 	return 0;
 }
 
-int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
+static int open_now(struct dev_ctx *d, const char *spec_text, bool profiling)
 {
 	struct dev_entry *list;
 	struct dev_spec spec;
@@ -414,6 +414,74 @@ int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 	}
 	msg_info(1, "device %u:%u %s [%s], %s", d->pi, d->di, d->name, d->platform_name, d->version);
 	return 0;
+}
+
+/* The device dev_open_ahead opens, until dev_open takes it or
+ * dev_ahead_done closes it. */
+static struct {
+	bool running;		/* the thread, not joined yet */
+	pthread_t thread;
+	char spec[256];
+	bool profiling;
+	struct dev_ctx d;
+	int rc;
+	double t_open;
+} ahead;
+
+static void *ahead_main(void *arg)
+{
+	const double t0 = now_sec();
+	(void)arg;
+	ahead.rc = open_now(&ahead.d, ahead.spec, ahead.profiling);
+	ahead.t_open = now_sec() - t0;
+	return NULL;
+}
+
+void dev_open_ahead(const char *spec, bool profiling)
+{
+	static bool tried;
+
+	if (tried || strlen(spec) >= sizeof ahead.spec)
+		return;
+	tried = true;
+	strcpy(ahead.spec, spec);
+	ahead.profiling = profiling;
+	ahead.running = pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0;
+}
+
+/* Join the thread of dev_open_ahead, if it runs: true when it opened the
+ * device spec names with profiling, or failed to (its message printed). */
+static bool join_ahead(const char *spec, bool profiling)
+{
+	if (!ahead.running)
+		return false;
+	pthread_join(ahead.thread, NULL);
+	ahead.running = false;
+	if (strcmp(ahead.spec, spec) || ahead.profiling != profiling) {
+		if (ahead.rc == 0)
+			dev_close(&ahead.d);
+		return false;
+	}
+	return true;
+}
+
+int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
+{
+	if (spec_text && join_ahead(spec_text, profiling)) {
+		if (ahead.rc)
+			return ahead.rc;
+		*d = ahead.d;
+		d->t_ahead = ahead.t_open;
+		msg_info(2, "device opened in %.3f s while the input was read", ahead.t_open);
+		return 0;
+	}
+	return open_now(d, spec_text, profiling);
+}
+
+void dev_ahead_done(void)
+{
+	if (join_ahead(ahead.spec, ahead.profiling) && ahead.rc == 0)
+		dev_close(&ahead.d);
 }
 
 void dev_close(struct dev_ctx *d)

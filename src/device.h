@@ -45,6 +45,7 @@ struct dev_ctx {
 	cl_uint compute_units;
 	unsigned pi, di;	/* indices, as -L prints them */
 	double t_build;		/* seconds spent building programs the cache did not have */
+	double t_ahead;		/* seconds dev_open_ahead spent opening it, or 0 */
 };
 
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */
@@ -60,6 +61,14 @@ int dev_list(FILE *out);
  * was found. */
 int dev_open(struct dev_ctx *d, const char *spec, bool profiling);
 void dev_close(struct dev_ctx *d);
+
+/* Start opening the device spec selects on a thread of its own (once a
+ * process), for the dev_open with the same spec and profiling that will
+ * follow: it takes that device, or the failure and its message.  For a
+ * device opened while the input is still being read. */
+void dev_open_ahead(const char *spec, bool profiling);
+/* Close what dev_open_ahead opened where no dev_open took it. */
+void dev_ahead_done(void);
 
 /* Build the embedded kernels with the given options, from the binary cache
  * when an entry for this source, options, clsort version, platform, device

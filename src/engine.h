@@ -57,6 +57,8 @@ struct engine {
 	char name[560];		/* what it runs on, for messages and the rates */
 	double t_once;		/* of opening it, seconds the next open will not take
 				 * (kernels built for the cache) */
+	double t_ahead;		/* seconds of opening it spent before it was opened:
+				 * a device opened while the input was read */
 	double t_wait;		/* of its sorts, seconds spent waiting for those
 				 * kernels: they are built while the first sort's
 				 * words come */

@@ -110,7 +110,8 @@ static void prefault_tell(struct prefault *p, size_t len, bool stop)
  * it grows, a few page faults); past memory bytes, the region goes to an
  * unlinked temporary file, and so does every later region's worth, and
  * that file is mapped. */
-static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir)
+static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir,
+		       const struct in_watch *watch)
 {
 	const size_t cap = memory < ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)memory;
 	struct prefault pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
@@ -149,6 +150,8 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		}
 		if (r == 0)
 			break;
+		if (watch && tfd < 0 && len < IN_WATCH_BYTES && len + (size_t)r >= IN_WATCH_BYTES)
+			watch->large(watch->ctx, buf, len + (size_t)r);
 		len += (size_t)r;
 		prog_add(PROG_READ, (uint64_t)r);
 		if (!pf.running && tfd < 0 && len >= STREAM_READ && len < cap) {
@@ -190,7 +193,8 @@ fail:
 	return CLS_E_FAIL;
 }
 
-static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir)
+static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir,
+		    const struct in_watch *watch)
 {
 	const bool is_stdin = !strcmp(f->name, "-");
 	struct stat st;
@@ -223,7 +227,7 @@ static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir)
 			goto out;
 		}
 	}
-	rc = read_stream(f, fd, memory, tmpdir);
+	rc = read_stream(f, fd, memory, tmpdir, watch);
 out:
 	if (!is_stdin)
 		close(fd);
@@ -231,7 +235,7 @@ out:
 }
 
 int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t memory,
-	    const char *tmpdir)
+	    const char *tmpdir, const struct in_watch *watch)
 {
 	static const char *const stdin_name[] = { "-" };
 	size_t i;
@@ -249,7 +253,7 @@ int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t
 	set->count = count;
 	for (i = 0; i < count; i++) {
 		set->files[i].name = names[i];
-		if (open_one(&set->files[i], memory, tmpdir)) {
+		if (open_one(&set->files[i], memory, tmpdir, watch)) {
 			in_close(set);
 			return CLS_E_FAIL;
 		}

@@ -25,11 +25,21 @@ struct in_set {
 	uint64_t bytes;
 };
 
+/* Told, on the reading thread, when a stream (an input that is not
+ * mapped) has delivered IN_WATCH_BYTES: its first len bytes at data.  It
+ * must return at once (start a thread for anything slow). */
+#define IN_WATCH_BYTES ((size_t)8 << 20)
+struct in_watch {
+	void (*large)(void *ctx, const unsigned char *data, size_t len);
+	void *ctx;
+};
+
 /* Open and map (or read) every name; no names means stdin.  memory bounds
- * the bytes held on the heap for streams; tmpdir takes the rest.  0 or
- * CLS_E_FAIL after a message naming the file. */
+ * the bytes held on the heap for streams; tmpdir takes the rest; watch
+ * (may be NULL) is told of a large stream.  0 or CLS_E_FAIL after a
+ * message naming the file. */
 int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t memory,
-	    const char *tmpdir);
+	    const char *tmpdir, const struct in_watch *watch);
 void in_close(struct in_set *set);
 
 /* Map the first limit bytes of the mapped inputs into the page tables,

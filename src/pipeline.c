@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "device.h"
 #include "encode.h"
 #include "input.h"
 #include "merge.h"
@@ -16,6 +17,7 @@
 #include "npy.h"
 #include "output.h"
 #include "progress.h"
+#include "runs.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -146,7 +148,8 @@ static void warn_if_text(const struct cls_opts *o, const struct in_set *in)
 			in->files[i].name, o->key->name);
 }
 
-int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
+/* cls_open_input, watch told of a large stream. */
+static int open_input(const struct cls_opts *o, struct cls_input *ci, const struct in_watch *watch)
 {
 	double t0 = now_sec();
 	int rc;
@@ -154,7 +157,7 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 	memset(ci, 0, sizeof *ci);
 	if (o->format != CLS_FMT_NPY && enc_setup(&ci->f, o))
 		return CLS_E_FAIL;
-	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir))
+	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir, watch))
 		return CLS_E_FAIL;
 	ci->opened = true;
 	warn_if_text(o, &ci->in);
@@ -170,6 +173,38 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 	msg_info(1, "read %llu bytes from %zu input%s in %.3f s", (unsigned long long)ci->in.bytes,
 		 ci->in.count, ci->in.count == 1 ? "" : "s", now_sec() - t0);
 	return 0;
+}
+
+int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
+{
+	return open_input(o, ci, NULL);
+}
+
+/* A stream has delivered its first IN_WATCH_BYTES: where the sort of that
+ * many records would already run on an OpenCL device, the device is
+ * opened while the rest is read (opening NVIDIA's takes a few tenths of
+ * a second), the sort taking it once the input is complete. */
+struct ahead {
+	const struct cls_opts *o;
+	const struct enc_format *f;
+};
+
+static void open_ahead(void *ctx, const unsigned char *data, size_t len)
+{
+	const struct ahead *a = ctx;
+	uint64_t records = 0;
+	const char *spec;
+
+	if (a->f->fmt == CLS_FMT_KV) {
+		const unsigned char *p, *const end = data + len;
+		for (p = data; (p = memchr(p, a->f->eol, (size_t)(end - p))); p++)
+			records++;
+	} else {
+		records = len / a->f->rec_size;
+	}
+	spec = runs_device(a->o, a->f, records);
+	if (spec)
+		dev_open_ahead(spec, a->o->verbose > 0);
 }
 
 void cls_close_input(struct cls_input *ci)
@@ -260,13 +295,17 @@ int cls_run(const struct cls_opts *o)
 	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
+	struct ahead ahead = { o, &ci.f };
+	const struct in_watch watch = { open_ahead, &ahead };
 	const double t0 = now_sec();
 	int rc;
 
 	util_verbose = o->verbose;
 	tmp_install_signals();
 	prog_start(o->progress && o->check == CLS_CHECK_NONE);
-	rc = cls_open_input(o, &ci);
+	/* Not for npy, whose format is known after its header. */
+	rc = open_input(o, &ci, o->check == CLS_CHECK_NONE && !o->merge &&
+					o->format != CLS_FMT_NPY ? &watch : NULL);
 	if (rc)
 		goto out;
 	prog_total(ci.in.bytes);
@@ -298,6 +337,7 @@ int cls_run(const struct cls_opts *o)
 	}
 out:
 	md_devices_free(&devs);
+	dev_ahead_done();
 	prog_end();
 	cls_close_input(&ci);
 	return rc;

@@ -88,9 +88,9 @@ static void rate_text(char *buf, size_t size, double rate, double at)
 
 /* The engine for total records: the one -d names; for auto, the host up
  * to a threshold when one is set, else the quicker of the host and the
- * device by the rates measured. */
+ * device by the rates measured; told (-v) when tell. */
 static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_t total,
-		   struct choice *c)
+		   struct choice *c, bool tell)
 {
 	struct dev_spec spec;
 	char host[128], dev[128], start[64];
@@ -101,13 +101,17 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 	if (eng_is_host(o->device) || dev_parse_spec(o->device, &spec) || spec.kind != DEV_AUTO)
 		return;
 	if (o->host_max_set) {
-		msg_info(2, "host threshold: %llu records, as set", (unsigned long long)o->host_max);
+		if (tell)
+			msg_info(2, "host threshold: %llu records, as set",
+				 (unsigned long long)o->host_max);
 		host_wins = total <= o->host_max;
 	} else {
 		thr_slot(c->slot, sizeof c->slot, f->fmt, f->indexed, f->kind);
 		thr_load(c->slot, &c->rates);
 		c->measure = true;
 		host_wins = thr_host_wins(&c->rates, total);
+		if (!tell)
+			goto out;
 		rate_text(host, sizeof host, c->rates.host, c->rates.host_at);
 		rate_text(dev, sizeof dev, c->rates.device, c->rates.device_at);
 		start_text(start, sizeof start, c->rates.start);
@@ -115,13 +119,27 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 			 c->rates.dev[0] ? c->rates.dev : "", c->rates.dev[0] ? ": " : "", start,
 			 dev);
 	}
+out:
 	if (host_wins)
 		c->device = ENG_HOST;
 }
 
+const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records)
+{
+	struct dev_spec spec;
+	struct choice c;
+
+	if (eng_is_host(o->device) || dev_parse_spec(o->device, &spec) || spec.kind == DEV_ALL ||
+	    spec.kind == DEV_LIST)
+		return NULL;
+	choose(o, f, records, &c, false);
+	return eng_is_host(c.device) ? NULL : c.device;
+}
+
 /* Fold this sort into the rates auto chose by: the work of sorting
- * records records, and for the device its start (open, buffers, release)
- * but for what the next start will not repeat. */
+ * records records, and for the device its start (open, buffers, release,
+ * with what of it ran while the input was read) but for what the next
+ * start will not repeat. */
 static void measure(struct choice *c, const struct engine *e, uint64_t records, double start,
 		    double work)
 {
@@ -143,6 +161,7 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 		 * Not from a sort that built the kernels, whose first use of
 		 * the driver costs more than the build (a second on a fresh
 		 * GPU machine): the next sort measures it. */
+		start += e->t_ahead;
 		if (e->t_once == 0 && start > 0 && (r->start <= 0 || start < r->start))
 			r->start = start;
 		thr_measure(&r->device, &r->device_at, records, work - e->t_wait);
@@ -463,7 +482,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 		memset(&choice, 0, sizeof choice);
 		choice.device = given->host ? ENG_HOST : o->device;
 	} else {
-		choose(o, f, total, &choice);
+		choose(o, f, total, &choice, true);
 	}
 	/* Starting a device takes a while: have the input's pages and the
 	 * output's blocks ready by then. */

@@ -18,6 +18,11 @@
 int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 		 struct out_writer *out, struct engine *e);
 
+/* The one OpenCL device spec a sort of about records records of f would
+ * run on (as runs_sort_on chooses: -d, or auto by its rates), or NULL for
+ * the host engine or several devices.  Prints nothing. */
+const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records);
+
 /* The settings of the engine that sorts f's records for o on device. */
 void runs_config(const struct cls_opts *o, const struct enc_format *f, const char *device,
 		 struct eng_config *ec);

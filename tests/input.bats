@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # Inputs: standard input that a shell or an earlier command has partly
-# read, files that stat calls empty but that have contents.
+# read, files that stat calls empty but that have contents, pipes and
+# FIFOs (the same bytes as the file, the device opened while they are read,
+# a writer that dies mid-record).
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -67,4 +69,74 @@ setup() {
       sed -n "$((i + 1)),$((i + 500))p" "$T/in"; sleep 0.05
     done; } | "$CLSORT" -f kv "${DEV[@]}" > "$T/got"
   cmp "$T/want" "$T/got"
+}
+
+# pipe_same_as_file FILE OPTION...: FILE through a pipe and as a FILE
+# argument gives the same bytes, and the pipe (over 8 MiB, where the
+# device is opened while the rest is read) opened it ahead.
+pipe_same_as_file() {
+  local in=$1
+  shift
+  "$CLSORT" "${DEV[@]}" "$@" "$in" > "$T/want" || fail "clsort $* $in failed"
+  cat "$in" | "$CLSORT" "${DEV[@]}" -vv "$@" > "$T/got" 2> "$T/err" ||
+    fail "clsort $* from a pipe failed: $(cat "$T/err")"
+  cmp "$T/want" "$T/got" || fail "clsort $*: the pipe's sort differs from the file's"
+  grep -q 'device opened in [0-9.]* s while the input was read' "$T/err" ||
+    fail "clsort $*: no device opened ahead: $(cat "$T/err")"
+}
+
+@test "a pipe gives the file's bytes in every format, the device opened while it is read" {
+  "$REFSORT" gen u32 3000000 21 > "$T/u32"
+  pipe_same_as_file "$T/u32"
+  pipe_same_as_file "$T/u32" -r -k i32
+  "$REFSORT" gen-rec 600000 16 4 u64 22 few > "$T/rec"
+  pipe_same_as_file "$T/rec" -R 16 --key-offset 4 -k u64 -s
+  "$REFSORT" gen-kv 700000 23 > "$T/kv"
+  [ "$(stat -c %s "$T/kv")" -gt $((8 << 20)) ] || fail "kv input under 8 MiB"
+  pipe_same_as_file "$T/kv" -f kv
+  pipe_same_as_file "$T/kv" -f kv -k str -u
+}
+
+@test "a large pipe the host engine sorts touches no OpenCL" {
+  "$REFSORT" gen u32 3000000 24 > "$T/u32"
+  "$CLSORT" -d host "$T/u32" > "$T/want"
+  OCL_ICD_VENDORS="$T" run --separate-stderr "$CLSORT" -d host -o "$T/got" < <(cat "$T/u32")
+  assert_success
+  [ -z "$stderr" ]
+  cmp "$T/want" "$T/got"
+  # auto, below its host threshold.
+  CLSORT_HOST_THRESHOLD=10000000 OCL_ICD_VENDORS="$T" \
+    run --separate-stderr "$CLSORT" -o "$T/got" < <(cat "$T/u32")
+  assert_success
+  [ -z "$stderr" ]
+  cmp "$T/want" "$T/got"
+}
+
+@test "a device that cannot be opened while a pipe is read: one message, no output" {
+  "$REFSORT" gen u32 3000000 25 > "$T/u32"
+  OCL_ICD_VENDORS="$T" run --separate-stderr "$CLSORT" "${DEV[@]}" -o "$T/got" < <(cat "$T/u32")
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == "clsort: no OpenCL platform found"* ]] || fail "$stderr"
+  [ "$(grep -c . <<< "$stderr")" -eq 1 ] || fail "$stderr"
+  [ ! -e "$T/got" ]
+}
+
+@test "a FIFO named as an input is read as a pipe" {
+  "$REFSORT" gen-kv 20000 26 > "$T/kv"
+  "$CLSORT" "${DEV[@]}" -f kv "$T/kv" > "$T/want"
+  mkfifo "$T/fifo"
+  cat "$T/kv" > "$T/fifo" &
+  "$CLSORT" "${DEV[@]}" -f kv "$T/fifo" > "$T/got"
+  wait
+  cmp "$T/want" "$T/got"
+}
+
+@test "a writer killed mid-record: the truncated record's error, no output" {
+  "$REFSORT" gen-rec 2000 16 0 u64 27 > "$T/rec"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -R 16 -k u64 -o "$T/got" \
+    < <(head -c 16007 "$T/rec"; kill -9 $BASHPID)
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: -: size 16007 is not a multiple of the 16-byte record size (7 trailing bytes)" ] ||
+    fail "$stderr"
+  [ ! -e "$T/got" ]
 }
