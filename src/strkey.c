@@ -84,7 +84,19 @@ struct refiner {
 	struct word128 *w;
 	uint64_t mask;
 	struct kref *keys;	/* by record index: those of tied words */
+	str_key_fn key;		/* finds them */
+	const void *ctx;
 };
+
+/* Find the keys of words [start, start + n). */
+static void find_range(const struct refiner *r, size_t start, size_t n)
+{
+	size_t i;
+	for (i = start; i < start + n; i++) {
+		const uint32_t idx = (uint32_t)r->w[i].lo;
+		r->key(r->ctx, idx, &r->keys[idx].p, &r->keys[idx].len);
+	}
+}
 
 /* The key of word w's record. */
 static inline void key_of(const struct refiner *r, const struct word128 *w,
@@ -340,6 +352,11 @@ static void refine_job(void *arg)
 	size_t i;
 
 	for (i = 0; i < j->n && !j->failed; i++) {
+		/* A group the device sort left tied: its keys found here, just
+		 * before its rounds read them again (a group's lines then come
+		 * from the caches, not from memory). */
+		if (j->segs[i].depth == STR_PREFIX)
+			find_range(j->r, j->segs[i].start, j->segs[i].n);
 		if (!seg_push(&todo, j->segs[i].start, j->segs[i].n, j->segs[i].depth)) {
 			j->failed = true;
 			break;
@@ -358,29 +375,22 @@ static void refine_job(void *arg)
 
 /* A share of the tied groups, whose keys it finds. */
 struct find_job {
-	const struct word128 *w;
+	const struct refiner *r;
 	const struct segment *segs;
 	size_t n;
-	struct kref *keys;
-	str_key_fn key;
-	const void *ctx;
 };
 
 static void find_job(void *arg)
 {
 	const struct find_job *j = arg;
-	size_t s, i;
+	size_t s;
 
 	for (s = 0; s < j->n; s++)
-		for (i = j->segs[s].start; i < j->segs[s].start + j->segs[s].n; i++) {
-			const uint32_t idx = (uint32_t)j->w[i].lo;
-			j->key(j->ctx, idx, &j->keys[idx].p, &j->keys[idx].len);
-		}
+		find_range(j->r, j->segs[s].start, j->segs[s].n);
 }
 
 /* Find the keys of the words of every segment in l, on threads threads. */
-static void find_keys(const struct word128 *w, const struct seg_list *l, struct kref *keys,
-		      str_key_fn key, const void *ctx, unsigned threads)
+static void find_keys(const struct refiner *r, const struct seg_list *l, unsigned threads)
 {
 	struct find_job jobs[REFINE_MAX_THREADS];
 	size_t per = (l->n + threads - 1) / threads, at = 0;
@@ -388,7 +398,7 @@ static void find_keys(const struct word128 *w, const struct seg_list *l, struct 
 
 	for (t = 0; t < threads && at < l->n; t++, count++) {
 		const size_t k = l->n - at < per ? l->n - at : per;
-		jobs[t] = (struct find_job){ w, l->s + at, k, keys, key, ctx };
+		jobs[t] = (struct find_job){ r, l->s + at, k };
 		at += k;
 	}
 	run_parallel(find_job, jobs, sizeof jobs[0], count);
@@ -443,7 +453,7 @@ static void mark_same(const struct refiner *r, size_t n, unsigned char *same, un
 int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const void *ctx,
 	       unsigned threads, unsigned char *same)
 {
-	struct refiner r = { w, mask, NULL };
+	struct refiner r = { w, mask, NULL, key, ctx };
 	struct seg_list big = { 0 }, small = { 0 };
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
@@ -463,23 +473,6 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 			ok = seg_push(j - i >= REFINE_BIG ? &big : &small, i, j - i, STR_PREFIX);
 		i = j;
 	}
-	if (ok && (big.n || small.n)) {
-		ok = (r.keys = malloc(n * sizeof *r.keys)) != NULL;
-		if (ok) {
-			/* A large group alone would leave the other threads idle. */
-			struct seg_list all = { 0 };
-			for (i = 0; ok && i < big.n; i++)
-				for (j = 0; ok && j < big.s[i].n; j += REFINE_BIG)
-					ok = seg_push(&all, big.s[i].start + j,
-						      big.s[i].n - j < REFINE_BIG ? big.s[i].n - j : REFINE_BIG,
-						      0);
-			if (ok) {
-				find_keys(w, &all, r.keys, key, ctx, threads);
-				find_keys(w, &small, r.keys, key, ctx, threads);
-			}
-			free(all.s);
-		}
-	}
 	/* Large segments on every thread, round after round; what they leave
 	 * tied goes back on the list it is sized for.  Where there are as
 	 * many as threads, they are shared out as the small ones are. */
@@ -487,6 +480,21 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 		for (i = 0; ok && i < big.n; i++)
 			ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth);
 		big.n = 0;
+	}
+	if (ok && (big.n || small.n))
+		ok = (r.keys = malloc(n * sizeof *r.keys)) != NULL;
+	if (ok && big.n) {
+		/* The keys of large segments found first, on every thread (a
+		 * large group alone would leave the others idle); those of the
+		 * others where they are ordered. */
+		struct seg_list all = { 0 };
+		for (i = 0; ok && i < big.n; i++)
+			for (j = 0; ok && j < big.s[i].n; j += REFINE_BIG)
+				ok = seg_push(&all, big.s[i].start + j,
+					      big.s[i].n - j < REFINE_BIG ? big.s[i].n - j : REFINE_BIG, 0);
+		if (ok)
+			find_keys(&r, &all, threads);
+		free(all.s);
 	}
 	while (ok && big.n) {
 		struct seg_list next = { 0 };
