@@ -223,7 +223,7 @@ rates() {
 
 # craft LINE...: a rates cache holding the lines.
 craft() {
-  printf 'clsort rates 1\n' > "$C/rates"
+  printf 'clsort rates 2\n' > "$C/rates"
   printf '%s\n' "$@" >> "$C/rates"
 }
 
@@ -234,7 +234,7 @@ craft() {
   [[ "$stderr" == *"auto, keys32: host not measured; device start not measured, not measured"* ]]
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record (measured up to 20000 records)"* ]]
-  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 1" ]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 2" ]
   [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 "$ ]]
   # The host measured, the device is tried on the next sort big enough.
   sorts_in -v
@@ -336,18 +336,19 @@ craft() {
   local bad
   own_cache
   keys 20000 77
-  for bad in 'garbage\n' 'clsort rates 1\nkeys32 1e-09 1e+06 0.25\n' \
-    'clsort rates 1\nkeys32 -1 1e+06 0.001 1e-09 1e+06 x\n' \
-    'clsort rates 1\nkeys32 1e-09 1e+06 0.001 1e-09 1e+06 x' \
-    'clsort rates 1\nkeys32 5 1e+06 0.001 1e-09 1e+06 x\n' \
-    'clsort rates 0\nkeys32 1e-09 1e+06 0.001 1e-06 1e+06 x\n' ''; do
+  # Version 1 rates held the ordering of ties: gone with the version.
+  for bad in 'garbage\n' 'clsort rates 2\nkeys32 1e-09 1e+06 0.25\n' \
+    'clsort rates 2\nkeys32 -1 1e+06 0.001 1e-09 1e+06 x\n' \
+    'clsort rates 2\nkeys32 1e-09 1e+06 0.001 1e-09 1e+06 x' \
+    'clsort rates 2\nkeys32 5 1e+06 0.001 1e-09 1e+06 x\n' \
+    'clsort rates 1\nkeys32 1e-09 1e+06 0.001 1e-06 1e+06 x\n' ''; do
     printf "$bad" > "$C/rates"
     sorts_in -vv
     [[ "$stderr" == *"auto, keys32: host not measured; device start not measured, not measured"* ]] ||
       fail "entry '$bad' was used"
     [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   done
-  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 1" ]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 2" ]
   [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 "$ ]]
 }
 
