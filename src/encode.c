@@ -99,6 +99,11 @@ static size_t count_lines(const char *p, size_t len, char eol)
 	return n + (p < end);
 }
 
+uint64_t enc_count_records(const struct enc_format *f, const void *data, size_t len)
+{
+	return f->fmt == CLS_FMT_KV ? count_lines(data, len, f->eol) : len / f->rec_size;
+}
+
 /* End of a share of [p, end) about want bytes long: just past the first
  * line end (eol) at or after p + want, or end. */
 static const char *cut_at_line(const char *p, const char *end, size_t want, char eol)

@@ -95,6 +95,10 @@ struct enc_planner {
 	uint64_t no;
 };
 
+/* Records in data[0..len) of an input: bin records, or kv lines (a last
+ * one without its line end counted too). */
+uint64_t enc_count_records(const struct enc_format *f, const void *data, size_t len);
+
 /* Count the records of every input (kv lines in parallel) and start
  * planning at the first.  0 or CLS_E_FAIL when out of memory. */
 int enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struct in_set *in);

@@ -192,17 +192,8 @@ struct ahead {
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 {
 	const struct ahead *a = ctx;
-	uint64_t records = 0;
-	const char *spec;
+	const char *spec = runs_device(a->o, a->f, enc_count_records(a->f, data, len));
 
-	if (a->f->fmt == CLS_FMT_KV) {
-		const unsigned char *p, *const end = data + len;
-		for (p = data; (p = memchr(p, a->f->eol, (size_t)(end - p))); p++)
-			records++;
-	} else {
-		records = len / a->f->rec_size;
-	}
-	spec = runs_device(a->o, a->f, records);
 	if (spec)
 		dev_open_ahead(spec, a->o->verbose > 0);
 }
