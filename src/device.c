@@ -657,15 +657,15 @@ static uint64_t program_key(const struct dev_ctx *d, const char *options, const 
 	return key;
 }
 
+/* Seconds within which a build from the driver's own cache was a load. */
+#define DRIVER_CACHE_LOAD 0.25
+
 /* Whether d's driver keeps compiled kernels in a cache of its own, so
  * that a second build of a program costs little and clsort's cache would
  * only add the cost of asking for the binary: PoCL, unless its kernel
  * cache is turned off (POCL_KERNEL_CACHE=0).  Asking PoCL for a binary
  * compiles every kernel of the program for it (1.6 s of a first sort's 4.5
  * s of 2^24 keys on two cores), where a sort compiles only what it runs. */
-/* Seconds within which a build from the driver's own cache was a load. */
-#define DRIVER_CACHE_LOAD 0.25
-
 static bool driver_caches(const struct dev_ctx *d)
 {
 	const char *pocl_cache = getenv("POCL_KERNEL_CACHE");

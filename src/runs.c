@@ -110,16 +110,15 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		thr_load(c->slot, &c->rates);
 		c->measure = true;
 		host_wins = thr_host_wins(&c->rates, total);
-		if (!tell)
-			goto out;
-		rate_text(host, sizeof host, c->rates.host, c->rates.host_at);
-		rate_text(dev, sizeof dev, c->rates.device, c->rates.device_at);
-		start_text(start, sizeof start, c->rates.start);
-		msg_info(1, "auto, %s: host %s; device %s%s%s, %s", c->slot, host,
-			 c->rates.dev[0] ? c->rates.dev : "", c->rates.dev[0] ? ": " : "", start,
-			 dev);
+		if (tell) {
+			rate_text(host, sizeof host, c->rates.host, c->rates.host_at);
+			rate_text(dev, sizeof dev, c->rates.device, c->rates.device_at);
+			start_text(start, sizeof start, c->rates.start);
+			msg_info(1, "auto, %s: host %s; device %s%s%s, %s", c->slot, host,
+				 c->rates.dev[0] ? c->rates.dev : "", c->rates.dev[0] ? ": " : "",
+				 start, dev);
+		}
 	}
-out:
 	if (host_wins)
 		c->device = ENG_HOST;
 }
