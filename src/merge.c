@@ -310,6 +310,8 @@ struct part_job {
 	unsigned char *words;	/* sortable_part: the part's sort words */
 	size_t words_cap;
 	struct out_writer w;	/* else: the merged part */
+	unsigned char *dst;	/* sortable_part: its place in the output's
+				 * mapping, or NULL */
 	const unsigned char *out;	/* the part's output */
 	size_t out_len;
 	double t_read, t_merge;
@@ -403,7 +405,7 @@ static int sort_part(struct part_job *j, size_t need)
 			}
 		n = u;
 	}
-	j->out = sorted == j->words ? j->in : j->words;
+	j->out = j->dst ? j->dst : sorted == j->words ? j->in : j->words;
 	f->kt->decode(sorted, n, f->mask, (unsigned char *)j->out);
 	j->out_len = n * width;
 	return 0;
@@ -462,6 +464,10 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	const size_t round = round_bytes(files, memory, threads);
 	const size_t rounds = (total + round - 1) / round;
 	const size_t parts = rounds ? threads * rounds : 1;
+	/* Sorted parts are as long as their pieces: where the output is
+	 * mapped, each thread decodes its part straight into its place. */
+	const bool claim = sortable_part(f) && !f->unique && w->map && w->total <= w->map_len &&
+			   w->map_len - w->total >= total;
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
 	struct mrg_run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
@@ -508,6 +514,13 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 				cur->jobs[t].k = k;
 				cur->jobs[t].runs = runs;
 				cur->jobs[t].from = &cuts[(p + t) * k];
+				cur->jobs[t].dst = NULL;
+				if (claim) {
+					size_t bytes = 0;
+					for (r = 0; r < k; r++)
+						bytes += pcs[t * k + r].len;
+					cur->jobs[t].dst = out_claim(w, bytes);
+				}
 			}
 			cur->count = now;
 			if (pthread_create(&cur->thread, NULL, round_main, cur))
@@ -520,7 +533,7 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		for (t = 0; t < prev->count; t++) {
 			if (rc == 0)
 				rc = prev->jobs[t].rc;
-			if (rc == 0)
+			if (rc == 0 && !prev->jobs[t].dst)
 				rc = out_write(w, prev->jobs[t].out, prev->jobs[t].out_len);
 		}
 		t_write += now_sec() - t1;
@@ -544,7 +557,8 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		 "seconds), writing %.3f s, waiting for merges %.3f s",
 		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads,
 		 total ? 100.0 * (double)largest / (double)total : 0.0, t_cut, t_read,
-		 sortable_part(f) ? " by sorting" : "", t_merge, t_write, t_wait);
+		 claim ? " by sorting into the output's mapping" : sortable_part(f) ? " by sorting" : "",
+		 t_merge, t_write, t_wait);
 out:
 	for (i = 0; jobs && i < 2 * (size_t)threads; i++) {
 		out_abort(&jobs[i].w);

@@ -146,7 +146,7 @@ static int sort_sieved(struct job *j)
 	if (cap >= n && (!f->indexed || b.n <= runs_index_limit())) {
 		/* The output's blocks prepared while the range is staged. */
 		struct srt_warm warm = { .out = &j->w, .out_bytes = j->bytes,
-					 .map_out = j->bytes <= j->o.memory_bytes / 2,
+					 .map_out = j->bytes <= j->o.memory_bytes / 2, .fault_out = true,
 					 .threads = f->threads };
 		memset(&t, 0, sizeof t);
 		b.n = n;

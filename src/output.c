@@ -40,6 +40,15 @@ int out_open_fd(struct out_writer *w, int fd, const char *name)
 	return init(w, fd, name, OUT_BUF);
 }
 
+int out_open_run(struct out_writer *w, int fd, const char *name, size_t expect, unsigned threads)
+{
+	if (init(w, fd, name, OUT_BUF))
+		return CLS_E_FAIL;
+	w->own = true;
+	out_map(w, expect, threads, false);
+	return 0;
+}
+
 int out_open_mem(struct out_writer *w, size_t expect, unsigned threads)
 {
 	if (init(w, -1, "memory", expect ? expect : 4096))
@@ -130,14 +139,14 @@ void out_reserve(struct out_writer *w, uint64_t bytes)
 		return;
 }
 
-bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
+bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	/* A part maps from the page its first byte lies in. */
 	const uint64_t start = w->part ? w->at : 0, lead = start % page;
 	unsigned char *p;
 
-	if ((!w->dest.temp && !w->part) || w->total || w->len || bytes == 0 ||
+	if ((!w->dest.temp && !w->part && !w->own) || w->total || w->len || bytes == 0 ||
 	    bytes > SIZE_MAX - lead)
 		return false;
 	/* The whole size at once, so that a full file system says so here,
@@ -153,7 +162,8 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 	 * populate of the whole range (beside one, an H200 took 0.5-0.7 s to
 	 * start instead of 0.25 s).  Four threads are as quick as sixteen,
 	 * and leave the other cores to the start. */
-	touch_parallel(p + lead, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
+	if (fault_in)
+		touch_parallel(p + lead, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
 	w->map = p + lead;
 	w->map_lead = (size_t)lead;
 	w->map_len = (size_t)bytes;
@@ -162,8 +172,8 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads)
 	if (!w->part)
 		w->presized = (size_t)bytes;
 	w->threads = threads ? threads : 1;
-	msg_info(2, "output: writing %s through a shared mapping of %zu bytes", w->name,
-		 w->map_len);
+	msg_info(w->own ? 3 : 2, "output: writing %s through a shared mapping of %zu bytes%s",
+		 w->name, w->map_len, fault_in ? "" : ", its pages faulted in as they are written");
 	return true;
 undo:
 	/* A fallocate that failed part way, or one whose mapping failed, may

@@ -30,6 +30,7 @@ struct out_writer {
 	size_t presized;	/* bytes the file was given before any data */
 	unsigned threads;	/* for copies into the mapping or memory */
 	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
+	bool own;		/* fd is a temporary file of this writer's own (a run's) */
 	bool part;		/* a part of another writer's file, written at... */
 	uint64_t at;		/* ...this offset */
 };
@@ -45,6 +46,12 @@ int out_open_final(struct out_writer *w, const char *path, bool sync);
 /* A writer to an open file descriptor (run files), which it leaves open;
  * name for messages. */
 int out_open_fd(struct out_writer *w, int fd, const char *name);
+/* A writer to fd, an empty temporary file of its own (a run's), which it
+ * leaves open: mapped for expect bytes at most where the file system
+ * allows (out_map, its pages faulted in by the copies into it), so that
+ * the run is written by copies on up to threads threads; else through
+ * write(2). */
+int out_open_run(struct out_writer *w, int fd, const char *name, size_t expect, unsigned threads);
 /* A writer that keeps everything in memory (w->buf, w->len), room for
  * expect bytes to start with; copies and decodes into that room run on up
  * to threads threads. */
@@ -65,13 +72,15 @@ int out_advance(struct out_writer *w, uint64_t bytes);
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */
 void out_reserve(struct out_writer *w, uint64_t bytes);
-/* For a -o temporary file (or a part of a file) not written to yet, whose
- * output will be exactly bytes long: allocate the file (the part) at that
- * size and map it, so that writes become copies on up to threads threads.
- * False, with the file as it was, where that cannot be done (no
- * fallocate, no room, no mapping); writes then go through write(2) as
- * usual. */
-bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads);
+/* For a -o temporary file (a part of a file, a run's file) not written to
+ * yet, whose output will be at most bytes long: allocate the file (the
+ * part) at that size and map it, so that writes become copies on up to
+ * threads threads; with fault_in, its pages are faulted in now, else by
+ * the copies.  The file is cut to what was written at the end (a part: it
+ * must be written whole).  False, with the file as it was, where that
+ * cannot be done (no fallocate, no room, no mapping); writes then go
+ * through write(2) as usual. */
+bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in);
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
  * message. */

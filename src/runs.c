@@ -387,6 +387,11 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 		return 0;
 	if (warm)
 		srt_warm_out_done(warm);
+	/* The host engine's sort had no device start to map the output
+	 * during: the merge's threads copy into it through a mapping all the
+	 * same. */
+	if (warm && warm->map_out && !out->map)
+		out_map(out, warm->out_bytes, warm->threads, false);
 	prog_phase(PROG_MERGE);
 	if (s->spill.files || !merge_on_device(s->f, s->eng, s->spill.n, records, s->cap))
 		return spl_merge(&s->spill, out);
@@ -462,15 +467,16 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	/* bin records come out as they went in: the output's size is known;
 	 * kv lines take at most the input's bytes and a line end for each
 	 * input (its last line may lack one), and a whole output (not a part
-	 * of another's file) is cut to what was written.  Mapped and
-	 * populated, the output is in memory all at once, which is for
-	 * outputs well inside the memory budget only. */
+	 * of another's file) is cut to what was written.  Populated, the
+	 * output is in memory all at once, which is for outputs well inside
+	 * the memory budget only; a larger one is mapped all the same, its
+	 * pages faulted in by the threads that copy into them. */
 	struct srt_warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 				 .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes :
 					      f->fmt == CLS_FMT_KV ? in->bytes + in->count : 0,
-				 .map_out = ((f->fmt == CLS_FMT_KV && !out->part) ||
-					     (f->fmt == CLS_FMT_BIN && !f->unique)) &&
-					    in->bytes <= o->memory_bytes / 2,
+				 .map_out = (f->fmt == CLS_FMT_KV && !out->part) ||
+					    (f->fmt == CLS_FMT_BIN && !f->unique),
+				 .fault_out = in->bytes <= o->memory_bytes / 2,
 				 .threads = f->threads };
 	double t0, t_start = 0, t_work = 0;
 

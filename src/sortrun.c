@@ -18,7 +18,7 @@ static void *warm_in(void *arg)
 static void *warm_out(void *arg)
 {
 	struct srt_warm *w = arg;
-	if (!w->map_out || !out_map(w->out, w->out_bytes, w->threads))
+	if (!w->map_out || !out_map(w->out, w->out_bytes, w->threads, w->fault_out))
 		out_reserve(w->out, w->out_bytes);
 	return NULL;
 }

@@ -25,7 +25,9 @@ struct srt_warm {
 	struct out_writer *out;
 	uint64_t out_bytes;
 	bool map_out;		/* map the output, at most out_bytes (cut to
-				 * what is written) */
+				 * what is written)... */
+	bool fault_out;		/* ...and fault its pages in (all of it in
+				 * memory at once: a small output) */
 	unsigned threads;
 	const struct enc_batch *drop;	/* input no longer needed */
 	pthread_t in_thread, out_thread, drop_thread;

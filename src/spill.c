@@ -110,7 +110,7 @@ int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_
 		return CLS_E_FAIL;
 	snprintf(name, sizeof name, "a temporary file in %s", s->tmpdir);
 	r->name = name;
-	return out_open_fd(w, r->fd, name);
+	return out_open_run(w, r->fd, name, expect, s->f->threads);
 }
 
 void spl_discard(struct out_writer *w, struct mrg_run *r)

@@ -33,7 +33,8 @@ int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, 
 /* Release every run kept (the set may keep more after). */
 void spl_free(struct spl_set *s);
 
-/* A writer for a new run of about expect bytes, and the run it fills.
+/* A writer for a new run of at most expect bytes (more go on through
+ * write(2)), and the run it fills.
  * 0 or CLS_E_FAIL after a message. */
 int spl_writer(struct spl_set *s, struct out_writer *w, struct mrg_run *r, size_t expect);
 

@@ -137,17 +137,22 @@ not_mapped() {
   mapped
 }
 
-@test "an output of more than half of --memory is written as before, spilled or not" {
+@test "an output of more than half of --memory: mapped, its pages faulted in as written, spilled or not" {
   "$REFSORT" gen u32 100003 12 > "$T/in"
   mkdir "$T/tmp"
   same_as_stdout "100003 keys, spilling" "$T/in" -S 4K --memory=64K -T "$T/tmp"
-  not_mapped
+  grep -q "through a shared mapping of 400012 bytes, its pages faulted in as they are written" \
+    "$T/err" || fail "not mapped as written: $(cat "$T/err")"
   grep -q "kept in temporary files" "$T/err" || fail "no spilled runs: $(cat "$T/err")"
+  grep -q "merge by sorting into the output's mapping" "$T/err" ||
+    fail "the merge did not write into the mapping: $(cat "$T/err")"
   [ -z "$(ls -A "$T/tmp")" ]
   same_as_stdout "100003 keys, --memory 2 bytes short of twice their size" "$T/in" --memory=800022
-  not_mapped
+  grep -q "through a shared mapping of 400012 bytes, its pages faulted in as they are written" \
+    "$T/err" || fail "not mapped as written: $(cat "$T/err")"
   same_as_stdout "100003 keys, --memory twice their size" "$T/in" --memory=800024
   mapped
+  ! grep -q "faulted in as they are written" "$T/err" || fail "pages not faulted in ahead"
 }
 
 @test "kv lines: gathered into the mapping, cut to what was written" {

@@ -26,7 +26,7 @@ static int mapped_write(const char *path, size_t len, unsigned threads)
 		src[i] = (unsigned char)(i * 131 + i / 4096);
 	if (out_open_final(&w, path, true))
 		goto out;
-	if (!out_map(&w, len, threads) || out_write(&w, src, len) || out_finish(&w)) {
+	if (!out_map(&w, len, threads, true) || out_write(&w, src, len) || out_finish(&w)) {
 		out_abort(&w);
 		goto out;
 	}
