@@ -622,6 +622,30 @@ expect_passes() {
   [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"
 }
 
+@test "spilled runs: written through mappings of their files; without fallocate or mmap, through write(2)" {
+  gen_u32 "$T/in" 200003
+  gen_kv "$T/kv" 60013 5
+  mkdir "$T/tmp"
+  for input in "$T/in" "$T/kv"; do
+    fmt=(); [ "$input" = "$T/in" ] || fmt=(-f kv)
+    "$CLSORT" "${DEV[@]}" "${fmt[@]}" "$input" > "$T/want"
+    "$CLSORT" "${DEV[@]}" "${fmt[@]}" -vvv -S 4K --memory=64K -T "$T/tmp" "$input" > "$T/got" 2> "$T/err" ||
+      fail "$(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "mapped runs of $input differ"
+    maps=$(grep -c "^clsort: output: writing a temporary file in $T/tmp through a shared mapping" "$T/err")
+    [ "$maps" -ge 8 ] || fail "$maps runs written through mappings: $(cat "$T/err")"
+    for op in fallocate mmap; do
+      FAULTINJECT_TARGET=tmp FAULTINJECT_OP=$op LD_PRELOAD="$FAULTINJECT" \
+        "$CLSORT" "${DEV[@]}" "${fmt[@]}" -vvv -S 4K --memory=64K -T "$T/tmp" "$input" > "$T/got" 2> "$T/err" ||
+        fail "no $op: $(cat "$T/err")"
+      cmp "$T/want" "$T/got" || fail "runs of $input written without $op differ"
+      ! grep -q "temporary file in $T/tmp through a shared mapping" "$T/err" || fail "mapped without $op"
+      grep -q "kept in temporary files" "$T/err" || fail "no spilled runs: $(cat "$T/err")"
+    done
+  done
+  [ -z "$(ls -A "$T/tmp")" ]
+}
+
 @test "faultinject: a temporary file that cannot be read back: status 2, nothing left" {
   gen_u32 "$T/in" 20011
   mkdir "$T/tmp" "$T/out"
