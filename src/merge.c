@@ -483,10 +483,10 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	const size_t round = round_bytes(files, memory, threads);
 	const size_t rounds = (total + round - 1) / round;
 	const size_t parts = rounds ? threads * rounds : 1;
-	/* Sorted parts are as long as their pieces: where the output is
-	 * mapped, each thread decodes its part straight into its place. */
-	const bool claim = sortable_part(f) && !f->unique && w->map && w->total <= w->map_len &&
-			   w->map_len - w->total >= total;
+	/* Sorted parts are as long as their pieces: where the output has
+	 * room to claim (a mapping), each thread decodes its part straight
+	 * into its place. */
+	const bool claim = sortable_part(f) && !f->unique && out_claimable(w, total);
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
 	struct mrg_run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);

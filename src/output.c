@@ -268,32 +268,31 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 	run_parallel(copy_job, jobs, sizeof jobs[0], n);
 }
 
+bool out_claimable(const struct out_writer *w, uint64_t len)
+{
+	/* A run kept in memory, within the room it was opened with. */
+	if (w->mem)
+		return len <= w->cap - w->len;
+	return w->map && w->total <= w->map_len && len <= w->map_len - w->total;
+}
+
 void *out_claim(struct out_writer *w, size_t len)
 {
 	void *p;
-	/* A run kept in memory, within the room it was opened with. */
+
+	if (!out_claimable(w, len))
+		return NULL;
 	if (w->mem) {
-		if (len > w->cap - w->len)
-			return NULL;
 		p = w->buf + w->len;
 		w->len += len;
 		w->total += len;
 		return p;
 	}
-	if (!w->map || w->total > w->map_len || len > w->map_len - w->total)
-		return NULL;
 	p = w->map + w->total;
 	w->total += len;
 	if (w->progress)
 		prog_output(len);
 	return p;
-}
-
-bool out_room(const struct out_writer *w)
-{
-	if (w->mem)
-		return w->len < w->cap;
-	return w->map && w->total < w->map_len;
 }
 
 int out_write(struct out_writer *w, const void *p, size_t len)
@@ -575,7 +574,7 @@ static unsigned char *claim_lines(struct out_writer *w, const struct enc_format 
 	unsigned char *dst;
 	size_t i, at = 0;
 
-	if (!out_room(w))
+	if (!out_claimable(w, 1))
 		return NULL;
 	share_out(g, threads, f, b, words, 0, count);
 	run_parallel(size_job, g, sizeof *g, threads);

@@ -90,9 +90,9 @@ int out_write(struct out_writer *w, const void *p, size_t len);
  * mapping, counted as written; NULL when the writer has no mapping or they
  * do not fit in it. */
 void *out_claim(struct out_writer *w, size_t len);
-/* Whether out_claim may find room: w has a mapping, or is a run kept in
- * memory, with bytes left. */
-bool out_room(const struct out_writer *w);
+/* Whether out_claim would give the next len bytes (in one claim or in
+ * several that add up to len). */
+bool out_claimable(const struct out_writer *w, uint64_t len);
 /* Flush and, for -o, move the file into place (synced first when asked).
  * Same returns. */
 int out_finish(struct out_writer *w);
