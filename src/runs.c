@@ -388,9 +388,9 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 	if (warm)
 		srt_warm_out_done(warm);
 	/* The host engine's sort had no device start to map the output
-	 * during: the merge's threads copy into it through a mapping all the
-	 * same. */
-	if (warm && warm->map_out && !out->map)
+	 * during (srt_warm_start is for devices): the merge's threads copy
+	 * into it through a mapping all the same. */
+	if (warm && warm->map_out && s->eng->host)
 		out_map(out, warm->out_bytes, warm->threads, false);
 	prog_phase(PROG_MERGE);
 	if (s->spill.files || !merge_on_device(s->f, s->eng, s->spill.n, records, s->cap))
