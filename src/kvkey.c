@@ -172,12 +172,14 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 			return rc;
 		*kp = (const char *)buf;
 		*kplen = s.n;
-		*key = str_prefix(buf, s.n < cap ? s.n : cap) ^ f->mask;
+		if (key)
+			*key = str_prefix(buf, s.n < cap ? s.n : cap) ^ f->mask;
 		return KEY_OK;
 	}
 	if (f->str) {
 		str_field(f, f->field, line, len, kp, kplen);
-		*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
+		if (key)
+			*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
 		return KEY_OK;
 	}
 	rc = num_key(f, f->field, f->kt, line, len, key, kp, kplen);

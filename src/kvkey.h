@@ -26,7 +26,8 @@ enum { KV_NOFIELD = -10 };
  * KEY_RANGE / KV_NOFIELD.  *kp, *kplen: the key's bytes: the field of a
  * single key, or the composed key of several, of which only the first cap
  * bytes are written to buf (*kplen may be larger: then call again with
- * room for *kplen). */
+ * room for *kplen).  key may be NULL for string keys, whose bytes alone
+ * are then found (a whole line's are not read). */
 int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
 	    const char **kp, size_t *kplen, unsigned char *buf, size_t cap);
 

@@ -607,6 +607,12 @@ static unsigned plan_digits(struct digit *dig, unsigned lo, unsigned top)
 int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
 	       void **sorted)
 {
+	return radix_sort_above(words, scratch, n, kind, 0, threads, sorted);
+}
+
+int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
+		     unsigned threads, void **sorted)
+{
 	const size_t ws = word_size(kind);
 	struct radix r = { .src = words, .kind = kind };
 	struct radix_job *jobs = NULL;
@@ -637,8 +643,10 @@ int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsign
 	 * keys and of record indexes are often the same in every word. */
 	run_parallel(span, jobs, sizeof *jobs, threads);
 	rc = 0;
-	if (!differ(jobs, threads, &lo, &hi))
+	if (!differ(jobs, threads, &lo, &hi) || hi < low)
 		goto out;
+	if (lo < low)
+		lo = low;
 	if (!scratch) {
 		scratch = own = xmalloc(n * ws, "the host sort's scratch array");
 		if (!scratch) {
@@ -646,6 +654,24 @@ int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsign
 			goto out;
 		}
 		populate_parallel(scratch, n * ws, threads);
+	}
+	/* Few words, in the caches: sorted as a bucket is, by its highest
+	 * digits first, only the runs they leave tied by the digits below
+	 * (where LSD passes would pay for every digit). */
+	if (n < BUCKETS_MIN) {
+		uint32_t counts[2][RADIX];
+		switch (kind) {
+		case WORD32:
+			sort_bucket_32(counts, words, scratch, n, lo, hi + 1 - lo);
+			break;
+		case WORD64:
+			sort_bucket_64(counts, words, scratch, n, lo, hi + 1 - lo);
+			break;
+		case WORD128:
+			sort_bucket_128(counts, words, scratch, n, lo, hi + 1 - lo);
+			break;
+		}
+		goto done;
 	}
 	/* The highest bits first: where their buckets are small enough, each
 	 * is sorted on its own in the caches. */

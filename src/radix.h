@@ -20,4 +20,10 @@
 int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
 	       void **sorted);
 
+/* radix_sort of words whose bits below low already ascend among any that
+ * agree on the bits from low up (a position in a tied group): no pass is
+ * spent on those bits. */
+int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
+		     unsigned threads, void **sorted);
+
 #endif

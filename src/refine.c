@@ -38,15 +38,28 @@ static void batch_key(const void *ctx, size_t i, const unsigned char **key, size
 {
 	const struct batch_ctx *c = ctx;
 	const char *k;
-	uint64_t prefix;
 
 	if (c->f->nkeys) {
 		*key = (const unsigned char *)c->b->keys[i].p;
 		*len = c->b->keys[i].len;
 		return;
 	}
-	kvk_key(c->f, c->b->lines[i].p, c->b->lines[i].len, &prefix, &k, len, NULL, 0);
+	kvk_key(c->f, c->b->lines[i].p, c->b->lines[i].len, NULL, &k, len, NULL, 0);
 	*key = (const unsigned char *)k;
+}
+
+/* batch_key's memory for line i asked for ahead: its entry in the table,
+ * or the line, where its key is a field to be found in it. */
+static void batch_ahead(const void *ctx, size_t i, bool near)
+{
+	const struct batch_ctx *c = ctx;
+
+	if (c->f->nkeys)
+		__builtin_prefetch(&c->b->keys[i]);
+	else if (!near)
+		__builtin_prefetch(&c->b->lines[i]);
+	else if (c->f->field)
+		__builtin_prefetch(c->b->lines[i].p);
 }
 
 /* The key of bin record i of a run (a struct batch_ctx), for tie.c. */
@@ -148,5 +161,6 @@ int rfn_ties(const struct enc_format *f, const struct enc_batch *b, void *words,
 		tie_refine(words, count, &k);
 		return 0;
 	}
-	return str_refine(words, count, f->mask, batch_key, &ctx, f->threads, same);
+	const struct str_keys keys = { batch_key, batch_ahead, &ctx };
+	return str_refine(words, count, f->mask, &keys, f->threads, same);
 }

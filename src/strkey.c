@@ -52,16 +52,20 @@ bool str_tied(const struct word128 *a, const struct word128 *b, uint64_t mask)
 }
 
 /* Refinement in rounds.  A tied group (a segment of the sorted words) is
- * sorted again on the next 8 bytes of its keys, as (bytes, marker, index)
- * words through the host's parallel radix sort; where those tie and the
- * keys go on, the smaller segment is sorted again on the 8 bytes after, and
- * so on.  Before each round the bytes that every key of the segment shares
- * are skipped in one scan, so that all-equal keys end at once and a long
- * shared prefix costs one pass, not a round per 8 bytes.  Segments of
- * REFINE_BIG words or more are sorted one at a time on every thread; the
- * others are shared out between the threads, each ordering its own in
- * rounds of a one-thread radix sort, and by comparisons below
- * REFINE_SMALL. */
+ * sorted again on the next 8 bytes of its keys, as (bytes, marker,
+ * position) words through the host's parallel radix sort; where those tie
+ * and the keys go on, the smaller segment is sorted again on the 8 bytes
+ * after, and so on.  The keys are found once, into a table in the words'
+ * order that each round permutes as it permutes the words, so that a
+ * round reads a key's bytes and nothing else of it.  Where a round leaves
+ * its whole segment tied (and before a group's first round), the bytes
+ * that every key of the segment shares are skipped in one scan, so that
+ * all-equal keys end at once and a long shared prefix costs one pass, not
+ * a round per 8 bytes; other segments go straight to their round, which
+ * reads each key once.  Segments of REFINE_BIG words or more are sorted
+ * one at a time on every thread; the others are shared out between the
+ * threads, each ordering its own in rounds of a one-thread radix sort, and
+ * by comparisons below REFINE_SMALL. */
 #define REFINE_BIG ((size_t)1 << 16)
 #define REFINE_SMALL 48
 /* The marker byte of a round's word: the bytes left from its depth, up to
@@ -71,6 +75,7 @@ bool str_tied(const struct word128 *a, const struct word128 *b, uint64_t mask)
 struct segment {
 	size_t start, n;	/* words [start, start + n) of the array */
 	size_t depth;		/* key bytes every key of it shares */
+	bool scan;		/* look for more shared bytes before its round */
 };
 
 /* A record's key, found once for all the rounds: finding it again (a
@@ -83,51 +88,69 @@ struct kref {
 struct refiner {
 	struct word128 *w;
 	uint64_t mask;
-	struct kref *keys;	/* by record index: those of tied words */
-	str_key_fn key;		/* finds them */
-	const void *ctx;
+	struct kref *keys;	/* by position: those of tied words, w's order */
+	const struct str_keys *find;	/* finds them */
 };
+
+/* Keys whose bytes are asked for before they are read: the records lie
+ * anywhere in memory. */
+#define PREFETCH_AHEAD 16
 
 /* Find the keys of words [start, start + n). */
 static void find_range(const struct refiner *r, size_t start, size_t n)
 {
+	const struct str_keys *f = r->find;
+	const size_t end = start + n;
 	size_t i;
-	for (i = start; i < start + n; i++) {
-		const uint32_t idx = (uint32_t)r->w[i].lo;
-		r->key(r->ctx, idx, &r->keys[idx].p, &r->keys[idx].len);
+
+	for (i = start; i < end; i++) {
+		if (f->ahead && i + PREFETCH_AHEAD < end)
+			f->ahead(f->ctx, (uint32_t)r->w[i + PREFETCH_AHEAD].lo, false);
+		if (f->ahead && i + PREFETCH_AHEAD / 2 < end)
+			f->ahead(f->ctx, (uint32_t)r->w[i + PREFETCH_AHEAD / 2].lo, true);
+		f->key(f->ctx, (uint32_t)r->w[i].lo, &r->keys[i].p, &r->keys[i].len);
 	}
 }
 
-/* The key of word w's record. */
-static inline void key_of(const struct refiner *r, const struct word128 *w,
-			  const unsigned char **p, size_t *len)
+/* The key of the word at position i. */
+static inline void key_of(const struct refiner *r, size_t i, const unsigned char **p,
+			  size_t *len)
 {
-	const struct kref *k = &r->keys[(uint32_t)w->lo];
-	*p = k->p;
-	*len = k->len;
+	*p = r->keys[i].p;
+	*len = r->keys[i].len;
 }
 
-/* Bytes from depth on that the keys of words [from, to) of seg share with
- * its first key, at most the shortest's rest; *equal when every one is the
- * same as the first. */
-static size_t shared_rest(const struct refiner *r, const struct segment *seg, size_t from,
-			  size_t to, bool *equal)
+/* Bytes from depth on that the key p[0..len) shares with p0 (a key at
+ * least depth + cap bytes long), at most cap. */
+static size_t common_rest(const unsigned char *p0, const unsigned char *p, size_t len,
+			  size_t depth, size_t cap)
+{
+	size_t l = len - depth < cap ? len - depth : cap, k = 0;
+
+	if (l && memcmp(p0 + depth, p + depth, l)) {
+		while (p0[depth + k] == p[depth + k])
+			k++;
+		l = k;
+	}
+	return l;
+}
+
+/* Bytes from depth on that the keys of seg share with its first key, at
+ * most the shortest's rest; *equal when every one is the same as the
+ * first. */
+static size_t shared_rest(const struct refiner *r, const struct segment *seg, bool *equal)
 {
 	const unsigned char *p0, *p;
 	size_t len0, len, i, l, lcp;
 
-	key_of(r, &r->w[seg->start], &p0, &len0);
+	key_of(r, seg->start, &p0, &len0);
 	lcp = len0 - seg->depth;
 	*equal = true;
-	for (i = from; i < to && (lcp || *equal); i++) {
-		key_of(r, &r->w[seg->start + i], &p, &len);
-		l = len - seg->depth < lcp ? len - seg->depth : lcp;
-		if (l && memcmp(p0 + seg->depth, p + seg->depth, l)) {
-			size_t k = 0;
-			while (p0[seg->depth + k] == p[seg->depth + k])
-				k++;
-			l = k;
-		}
+	for (i = 1; i < seg->n && (lcp || *equal); i++) {
+		if (i + PREFETCH_AHEAD < seg->n)
+			__builtin_prefetch(r->keys[seg->start + i + PREFETCH_AHEAD].p + seg->depth);
+		key_of(r, seg->start + i, &p, &len);
+		l = common_rest(p0, p, len, seg->depth, lcp);
 		if (len != len0 || l < len0 - seg->depth)
 			*equal = false;
 		lcp = l;
@@ -135,27 +158,60 @@ static size_t shared_rest(const struct refiner *r, const struct segment *seg, si
 	return lcp;
 }
 
-/* The round's word of w: 8 key bytes from depth, the marker, the index. */
-static inline void round_word(const struct refiner *r, const struct word128 *w, size_t depth,
+/* Keys of a large segment compared with its first for the bytes they
+ * share: a guess, checked as the round reads every key. */
+#define REST_SAMPLES 32
+
+/* Bytes from depth on that seg's first key shares with REST_SAMPLES of
+ * its keys, spread over it: most often what all of them share. */
+static size_t sampled_rest(const struct refiner *r, const struct segment *seg)
+{
+	const unsigned char *p0, *p;
+	size_t len0, len, k, lcp;
+
+	key_of(r, seg->start, &p0, &len0);
+	lcp = len0 - seg->depth;
+	for (k = 1; k <= REST_SAMPLES && lcp; k++) {
+		key_of(r, seg->start + k * (seg->n - 1) / REST_SAMPLES, &p, &len);
+		lcp = common_rest(p0, p, len, seg->depth, lcp);
+	}
+	return lcp;
+}
+
+/* The round's word of the word at position at, the i-th of its segment: 8
+ * key bytes from depth, the marker, i (whose order is the indexes'). */
+static inline void round_word(const struct refiner *r, size_t at, size_t i, size_t depth,
 			      struct word128 *out)
 {
 	const unsigned char *p;
-	size_t len, left, i;
+	size_t len, left;
 	uint64_t hi = 0, marker;
+	unsigned k;
 
-	key_of(r, w, &p, &len);
+	key_of(r, at, &p, &len);
 	left = len - depth;
-	for (i = 0; i < 8; i++)
-		hi = hi << 8 | (i < left ? p[depth + i] : 0);
+	for (k = 0; k < 8; k++)
+		hi = hi << 8 | (k < left ? p[depth + k] : 0);
 	marker = left > 8 ? REST_LONG : left;
 	out->hi = hi ^ r->mask;
-	out->lo = (marker ^ (r->mask & 0xff)) << 56 | (uint32_t)w->lo;
+	out->lo = (marker ^ (r->mask & 0xff)) << 56 | (uint32_t)i;
+}
+
+/* Whether two round words hold the same bytes and marker. */
+static bool round_same(const struct word128 *a, const struct word128 *b)
+{
+	return a->hi == b->hi && a->lo >> 56 == b->lo >> 56;
+}
+
+/* Whether a round word's key goes on past its bytes. */
+static bool round_long(const struct refiner *r, const struct word128 *a)
+{
+	return (a->lo >> 56 ^ (r->mask & 0xff)) == REST_LONG;
 }
 
 static bool round_tied(const struct refiner *r, const struct word128 *a, const struct word128 *b)
 {
-	return a->hi == b->hi && a->lo >> 56 == b->lo >> 56 &&
-	       (a->lo >> 56 ^ (r->mask & 0xff)) == REST_LONG;
+	return round_same(a, b) && round_long(r, a);
 }
 
 struct small_key {
@@ -184,7 +240,7 @@ struct seg_list {
 	size_t n, cap;
 };
 
-static bool seg_push(struct seg_list *l, size_t start, size_t n, size_t depth)
+static bool seg_push(struct seg_list *l, size_t start, size_t n, size_t depth, bool scan)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
@@ -194,13 +250,14 @@ static bool seg_push(struct seg_list *l, size_t start, size_t n, size_t depth)
 		l->s = g;
 		l->cap = cap;
 	}
-	l->s[l->n++] = (struct segment){ start, n, depth };
+	l->s[l->n++] = (struct segment){ start, n, depth, scan };
 	return true;
 }
 
 /* Scratch of one thread's rounds. */
 struct round_buf {
 	struct word128 *words, *scratch;
+	struct kref *keys;
 	struct small_key *small;
 	size_t cap, small_cap;
 };
@@ -209,6 +266,7 @@ static bool buf_room(struct round_buf *b, size_t n)
 {
 	if (n > b->cap) {
 		struct word128 *w = realloc(b->words, n * sizeof *w), *s;
+		struct kref *k;
 		if (!w)
 			return false;
 		b->words = w;
@@ -216,9 +274,21 @@ static bool buf_room(struct round_buf *b, size_t n)
 		if (!s)
 			return false;
 		b->scratch = s;
+		k = realloc(b->keys, n * sizeof *k);
+		if (!k)
+			return false;
+		b->keys = k;
 		b->cap = n;
 	}
 	return true;
+}
+
+static void buf_free(struct round_buf *b)
+{
+	free(b->words);
+	free(b->scratch);
+	free(b->keys);
+	free(b->small);
 }
 
 /* Order a small segment by comparisons of the keys' rest. */
@@ -237,56 +307,130 @@ static bool order_small(const struct refiner *r, const struct segment *seg, stru
 	for (i = 0; i < seg->n; i++) {
 		const unsigned char *p;
 		size_t len;
-		key_of(r, &w[i], &p, &len);
+		if (i + PREFETCH_AHEAD < seg->n)
+			__builtin_prefetch(r->keys[seg->start + i + PREFETCH_AHEAD].p + seg->depth);
+		key_of(r, seg->start + i, &p, &len);
 		b->small[i] = (struct small_key){ p + seg->depth, len - seg->depth, (uint32_t)w[i].lo };
 	}
 	qsort(b->small, seg->n, sizeof *b->small, r->mask ? small_down : small_up);
-	for (i = 0; i < seg->n; i++)
-		w[i].lo = (w[i].lo & ~(uint64_t)UINT32_MAX) | b->small[i].index;
+	for (i = 0; i < seg->n; i++) {
+		const struct small_key *k = &b->small[i];
+		w[i].lo = (w[i].lo & ~(uint64_t)UINT32_MAX) | k->index;
+		r->keys[seg->start + i] = (struct kref){ k->p - seg->depth, k->len + seg->depth };
+	}
 	return true;
 }
 
-/* A share of a large segment's round: its shared bytes, then its words. */
+/* What a share of a large segment's round does. */
+enum share_step { SHARE_WORDS, SHARE_GATHER, SHARE_PUT };
+
+/* A share of a large segment's round: words [from, to) of it. */
 struct share_job {
 	const struct refiner *r;
 	const struct segment *seg;
+	enum share_step step;
 	size_t from, to;
-	size_t lcp;
-	bool equal;
-	struct word128 *words;	/* the round's words, when set */
+	size_t skip;		/* SHARE_WORDS: bytes from depth the words skip; */
+	size_t lcp;		/* the least shared by keys that fall short, */
+	bool equal;		/* unless all share skip bytes */
+	struct word128 *words;	/* the round's words, sorted for SHARE_GATHER */
+	struct word128 *moved;	/* the segment's words, */
+	struct kref *keys;	/* and keys, in the sorted order */
 };
+
+/* The segment's words and keys in the order of the round's sorted words,
+ * i of them from..to: into moved and keys, then (SHARE_PUT) back in place. */
+static void gather_share(const struct share_job *j)
+{
+	const struct refiner *r = j->r;
+	const size_t start = j->seg->start;
+	size_t i;
+
+	if (j->step == SHARE_PUT) {
+		memcpy(r->w + start + j->from, j->moved + j->from, (j->to - j->from) * sizeof *j->moved);
+		memcpy(r->keys + start + j->from, j->keys + j->from,
+		       (j->to - j->from) * sizeof *j->keys);
+		return;
+	}
+	for (i = j->from; i < j->to; i++) {
+		const size_t at = start + (uint32_t)j->words[i].lo;
+		if (i + PREFETCH_AHEAD < j->to) {
+			const size_t ahead = start + (uint32_t)j->words[i + PREFETCH_AHEAD].lo;
+			__builtin_prefetch(&r->w[ahead]);
+			__builtin_prefetch(&r->keys[ahead]);
+		}
+		j->moved[i] = r->w[at];
+		j->keys[i] = r->keys[at];
+	}
+}
+
+/* The round's words of words from..to, skip bytes past the depth: each
+ * key checked to share them with the first, in the same read. */
+static void words_share(struct share_job *j)
+{
+	const struct refiner *r = j->r;
+	const size_t start = j->seg->start, depth = j->seg->depth;
+	const unsigned char *p0, *p;
+	size_t len0, len, i, c;
+
+	key_of(r, start, &p0, &len0);
+	for (i = j->from; i < j->to; i++) {
+		if (i + PREFETCH_AHEAD < j->to)
+			__builtin_prefetch(r->keys[start + i + PREFETCH_AHEAD].p + depth + j->skip);
+		if (j->skip) {
+			key_of(r, start + i, &p, &len);
+			if (len - depth < j->skip || memcmp(p0 + depth, p + depth, j->skip)) {
+				c = common_rest(p0, p, len, depth, j->skip);
+				if (c < j->lcp)
+					j->lcp = c;
+				j->equal = false;
+				continue;
+			}
+		}
+		round_word(r, start + i, i, depth + j->skip, &j->words[i]);
+	}
+}
 
 static void share_job(void *arg)
 {
 	struct share_job *j = arg;
-	size_t i;
 
-	if (!j->words) {
-		j->lcp = shared_rest(j->r, j->seg, j->from, j->to, &j->equal);
-		return;
+	switch (j->step) {
+	case SHARE_WORDS:
+		words_share(j);
+		break;
+	case SHARE_GATHER:
+	case SHARE_PUT:
+		gather_share(j);
+		break;
 	}
-	for (i = j->from; i < j->to; i++)
-		round_word(j->r, &j->r->w[j->seg->start + i], j->seg->depth, &j->words[i]);
 }
 
-/* Run share_job over seg's words on up to threads threads: the shared
- * bytes (words NULL, returned, *equal set) or the round's words. */
+/* Run one step of seg's round on its words shared out between up to
+ * threads threads (on this one where threads is 1); SHARE_WORDS returns
+ * the jobs' least lcp and sets *equal where every job's equal is. */
 static size_t by_shares(const struct refiner *r, const struct segment *seg, unsigned threads,
-			struct word128 *words, bool *equal)
+			enum share_step step, struct round_buf *b, struct word128 *words,
+			size_t skip, bool *equal)
 {
 	struct share_job jobs[REFINE_MAX_THREADS];
 	const size_t per = (seg->n + threads - 1) / threads;
+	struct word128 *const moved = words == b->words ? b->scratch : b->words;
 	size_t lcp = SIZE_MAX;
 	unsigned t, count = 0;
 
 	for (t = 0; t < threads && t * per < seg->n; t++, count++)
-		jobs[t] = (struct share_job){ r, seg, t * per,
-					      seg->n - t * per < per ? seg->n : (t + 1) * per, 0,
-					      true, words };
-	run_parallel(share_job, jobs, sizeof jobs[0], count);
-	if (equal)
-		*equal = true;
-	for (t = 0; t < count && !words; t++) {
+		jobs[t] = (struct share_job){ r, seg, step, t * per,
+					      seg->n - t * per < per ? seg->n : (t + 1) * per, skip,
+					      SIZE_MAX, true, words, moved, b->keys };
+	if (count == 1)
+		share_job(jobs);
+	else
+		run_parallel(share_job, jobs, sizeof jobs[0], count);
+	if (step != SHARE_WORDS)
+		return 0;
+	*equal = true;
+	for (t = 0; t < count; t++) {
 		if (jobs[t].lcp < lcp)
 			lcp = jobs[t].lcp;
 		*equal = *equal && jobs[t].equal;
@@ -294,44 +438,57 @@ static size_t by_shares(const struct refiner *r, const struct segment *seg, unsi
 	return lcp;
 }
 
-/* One round of seg on threads threads: its shared bytes skipped, its words
- * sorted on the next 8, the segments still tied pushed on out.  False when
- * out of memory. */
+/* One round of seg on threads threads: where it is to be scanned, its
+ * shared bytes skipped (a small segment's found first; a large one's
+ * guessed from samples and checked as its words are made, which then read
+ * each key once); its words sorted on the next 8, with their keys; the
+ * segments still tied pushed on out.  False when out of memory. */
 static bool round_of(const struct refiner *r, struct segment seg, unsigned threads,
 		     struct round_buf *b, struct seg_list *out)
 {
-	struct word128 *w = r->w + seg.start;
 	void *sorted = NULL;
-	size_t i, j;
-	bool equal;
+	const struct word128 *t;
+	size_t i, j, skip, lcp;
+	bool equal = false;
 
-	seg.depth += threads > 1 ? by_shares(r, &seg, threads, NULL, &equal) :
-				   shared_rest(r, &seg, 1, seg.n, &equal);
-	/* Equal keys are in index order already. */
-	if (equal)
-		return true;
-	if (seg.n < REFINE_SMALL)
+	if (seg.n < REFINE_SMALL) {
+		if (seg.scan) {
+			seg.depth += shared_rest(r, &seg, &equal);
+			/* Equal keys are in index order already. */
+			if (equal)
+				return true;
+		}
 		return order_small(r, &seg, b);
+	}
 	if (!buf_room(b, seg.n))
 		return false;
-	if (threads > 1)
-		by_shares(r, &seg, threads, b->words, NULL);
-	else
-		for (i = 0; i < seg.n; i++)
-			round_word(r, &w[i], seg.depth, &b->words[i]);
-	if (radix_sort(b->words, b->scratch, seg.n, WORD128, threads, &sorted))
+	skip = seg.scan ? sampled_rest(r, &seg) : 0;
+	lcp = by_shares(r, &seg, threads, SHARE_WORDS, b, b->words, skip, &equal);
+	if (!equal) {
+		/* Some keys share less than the samples did: all share lcp. */
+		skip = lcp;
+		by_shares(r, &seg, threads, SHARE_WORDS, b, b->words, skip, &equal);
+	}
+	seg.depth += skip;
+	/* All alike (equal keys among them): in index order already. */
+	t = b->words;
+	for (i = 1; i < seg.n && round_same(&t[0], &t[i]); i++)
+		;
+	if (i == seg.n)
+		return !round_long(r, &t[0]) || seg_push(out, seg.start, seg.n, seg.depth + 8, true);
+	/* Positions ascend among equal bytes and markers. */
+	if (radix_sort_above(b->words, b->scratch, seg.n, WORD128, 56, threads, &sorted))
 		return false;
-	{
-		const struct word128 *t = sorted;
-		/* The words of a tied group differ in their index only. */
-		for (i = 0; i < seg.n; i++)
-			w[i].lo = (w[i].lo & ~(uint64_t)UINT32_MAX) | (uint32_t)t[i].lo;
-		for (i = 0; i < seg.n; i = j) {
-			for (j = i + 1; j < seg.n && round_tied(r, &t[i], &t[j]); j++)
-				;
-			if (j - i > 1 && !seg_push(out, seg.start + i, j - i, seg.depth + 8))
-				return false;
-		}
+	by_shares(r, &seg, threads, SHARE_GATHER, b, sorted, 0, NULL);
+	by_shares(r, &seg, threads, SHARE_PUT, b, sorted, 0, NULL);
+	t = sorted;
+	for (i = 0; i < seg.n; i = j) {
+		for (j = i + 1; j < seg.n && round_tied(r, &t[i], &t[j]); j++)
+			;
+		/* A segment the round left whole is scanned for what its
+		 * keys share beyond the round's bytes. */
+		if (j - i > 1 && !seg_push(out, seg.start + i, j - i, seg.depth + 8, j - i == seg.n))
+			return false;
 	}
 	return true;
 }
@@ -357,7 +514,8 @@ static void refine_job(void *arg)
 		 * from the caches, not from memory). */
 		if (j->segs[i].depth == STR_PREFIX)
 			find_range(j->r, j->segs[i].start, j->segs[i].n);
-		if (!seg_push(&todo, j->segs[i].start, j->segs[i].n, j->segs[i].depth)) {
+		if (!seg_push(&todo, j->segs[i].start, j->segs[i].n, j->segs[i].depth,
+			      j->segs[i].scan)) {
 			j->failed = true;
 			break;
 		}
@@ -368,9 +526,7 @@ static void refine_job(void *arg)
 		}
 	}
 	free(todo.s);
-	free(b.words);
-	free(b.scratch);
-	free(b.small);
+	buf_free(&b);
 }
 
 /* A share of the tied groups, whose keys it finds. */
@@ -430,8 +586,8 @@ static void same_job(void *arg)
 			j->same[i] = 1;
 			continue;
 		}
-		key_of(j->r, &w[i], &x, &xl);
-		key_of(j->r, &w[i - 1], &y, &yl);
+		key_of(j->r, i, &x, &xl);
+		key_of(j->r, i - 1, &y, &yl);
 		j->same[i] = str_cmp(x, xl, y, yl) == 0;
 	}
 }
@@ -450,10 +606,10 @@ static void mark_same(const struct refiner *r, size_t n, unsigned char *same, un
 	run_parallel(same_job, jobs, sizeof jobs[0], threads);
 }
 
-int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const void *ctx,
+int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys *keys,
 	       unsigned threads, unsigned char *same)
 {
-	struct refiner r = { w, mask, NULL, key, ctx };
+	struct refiner r = { w, mask, NULL, keys };
 	struct seg_list big = { 0 }, small = { 0 };
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
@@ -470,7 +626,8 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 		for (j = i + 1; j < n && str_tied(&w[i], &w[j], mask); j++)
 			;
 		if (j - i > 1)
-			ok = seg_push(j - i >= REFINE_BIG ? &big : &small, i, j - i, STR_PREFIX);
+			ok = seg_push(j - i >= REFINE_BIG ? &big : &small, i, j - i, STR_PREFIX,
+				      true);
 		i = j;
 	}
 	/* Large segments on every thread, round after round; what they leave
@@ -478,7 +635,8 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 	 * many as threads, they are shared out as the small ones are. */
 	if (big.n >= threads) {
 		for (i = 0; ok && i < big.n; i++)
-			ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth);
+			ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth,
+				      big.s[i].scan);
 		big.n = 0;
 	}
 	if (ok && (big.n || small.n))
@@ -491,7 +649,8 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 		for (i = 0; ok && i < big.n; i++)
 			for (j = 0; ok && j < big.s[i].n; j += REFINE_BIG)
 				ok = seg_push(&all, big.s[i].start + j,
-					      big.s[i].n - j < REFINE_BIG ? big.s[i].n - j : REFINE_BIG, 0);
+					      big.s[i].n - j < REFINE_BIG ? big.s[i].n - j : REFINE_BIG, 0,
+					      false);
 		if (ok)
 			find_keys(&r, &all, threads);
 		free(all.s);
@@ -502,12 +661,10 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, str_key_fn key, const
 		ok = round_of(&r, seg, threads, &b, &next);
 		for (i = 0; ok && i < next.n; i++)
 			ok = seg_push(next.s[i].n >= REFINE_BIG ? &big : &small, next.s[i].start,
-				      next.s[i].n, next.s[i].depth);
+				      next.s[i].n, next.s[i].depth, next.s[i].scan);
 		free(next.s);
 	}
-	free(b.words);
-	free(b.scratch);
-	free(b.small);
+	buf_free(&b);
 	/* The rest shared out by their words, each share on one thread. */
 	for (i = 0; ok && i < small.n; i++)
 		weight += small.s[i].n;
