@@ -545,19 +545,30 @@ static void find_job(void *arg)
 		find_range(j->r, j->segs[s].start, j->segs[s].n);
 }
 
-/* Find the keys of the words of every segment in l, on threads threads. */
-static void find_keys(const struct refiner *r, const struct seg_list *l, unsigned threads)
+/* Find the keys of seg's words on threads threads, in pieces of
+ * REFINE_BIG.  False when out of memory. */
+static bool find_keys(const struct refiner *r, const struct segment *seg, unsigned threads)
 {
 	struct find_job jobs[REFINE_MAX_THREADS];
-	size_t per = (l->n + threads - 1) / threads, at = 0;
+	struct seg_list l = { 0 };
+	size_t per, at = 0, j;
 	unsigned t, count = 0;
 
-	for (t = 0; t < threads && at < l->n; t++, count++) {
-		const size_t k = l->n - at < per ? l->n - at : per;
-		jobs[t] = (struct find_job){ r, l->s + at, k };
+	for (j = 0; j < seg->n; j += REFINE_BIG)
+		if (!seg_push(&l, seg->start + j, seg->n - j < REFINE_BIG ? seg->n - j : REFINE_BIG,
+			      seg->depth, false)) {
+			free(l.s);
+			return false;
+		}
+	per = (l.n + threads - 1) / threads;
+	for (t = 0; t < threads && at < l.n; t++, count++) {
+		const size_t k = l.n - at < per ? l.n - at : per;
+		jobs[t] = (struct find_job){ r, l.s + at, k };
 		at += k;
 	}
 	run_parallel(find_job, jobs, sizeof jobs[0], count);
+	free(l.s);
+	return true;
 }
 
 /* A share of the sorted words whose keys it compares with the word's
@@ -613,7 +624,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	struct seg_list big = { 0 }, small = { 0 };
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
-	size_t i = 0, j, done = 0, weight = 0;
+	size_t i = 0, j, done = 0, weight = 0, left = 0;
 	unsigned t, count = 0;
 	bool ok = true;
 
@@ -630,40 +641,42 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 				      true);
 		i = j;
 	}
-	/* Large segments on every thread, round after round; what they leave
-	 * tied goes back on the list it is sized for.  Where there are as
-	 * many as threads, they are shared out as the small ones are. */
-	if (big.n >= threads) {
-		for (i = 0; ok && i < big.n; i++)
-			ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth,
-				      big.s[i].scan);
-		big.n = 0;
-	}
+	for (i = 0; i < big.n; i++)
+		left += big.s[i].n;
+	for (i = 0; i < small.n; i++)
+		left += small.s[i].n;
 	if (ok && (big.n || small.n))
 		ok = (r.keys = malloc(n * sizeof *r.keys)) != NULL;
-	if (ok && big.n) {
-		/* The keys of large segments found first, on every thread (a
-		 * large group alone would leave the others idle); those of the
-		 * others where they are ordered. */
-		struct seg_list all = { 0 };
-		for (i = 0; ok && i < big.n; i++)
-			for (j = 0; ok && j < big.s[i].n; j += REFINE_BIG)
-				ok = seg_push(&all, big.s[i].start + j,
-					      big.s[i].n - j < REFINE_BIG ? big.s[i].n - j : REFINE_BIG, 0,
-					      false);
-		if (ok)
-			find_keys(&r, &all, threads);
-		free(all.s);
-	}
+	/* The largest segment on every thread, round after round, while it
+	 * holds more than a thread's share of the words left tied; what it
+	 * leaves tied goes back on the list it is sized for.  Then all are
+	 * shared out, each ordered on one thread. */
 	while (ok && big.n) {
 		struct seg_list next = { 0 };
-		const struct segment seg = big.s[--big.n];
-		ok = round_of(&r, seg, threads, &b, &next);
-		for (i = 0; ok && i < next.n; i++)
+		struct segment seg;
+		size_t most = 0;
+		for (i = 0; i < big.n; i++)
+			if (big.s[i].n > big.s[most].n)
+				most = i;
+		if (big.s[most].n * threads <= left)
+			break;
+		seg = big.s[most];
+		big.s[most] = big.s[--big.n];
+		left -= seg.n;
+		/* A group the device sort left tied: its keys found first, on
+		 * every thread (it alone would leave the others idle). */
+		if (seg.depth == STR_PREFIX)
+			ok = find_keys(&r, &seg, threads);
+		ok = ok && round_of(&r, seg, threads, &b, &next);
+		for (i = 0; ok && i < next.n; i++) {
 			ok = seg_push(next.s[i].n >= REFINE_BIG ? &big : &small, next.s[i].start,
 				      next.s[i].n, next.s[i].depth, next.s[i].scan);
+			left += next.s[i].n;
+		}
 		free(next.s);
 	}
+	for (i = 0; ok && i < big.n; i++)
+		ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth, big.s[i].scan);
 	buf_free(&b);
 	/* The rest shared out by their words, each share on one thread. */
 	for (i = 0; ok && i < small.n; i++)
