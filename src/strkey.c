@@ -499,6 +499,7 @@ struct refine_job {
 	const struct segment *segs;
 	size_t n;
 	bool failed;
+	double time;		/* the share's, for -vvv */
 };
 
 static void refine_job(void *arg)
@@ -506,6 +507,7 @@ static void refine_job(void *arg)
 	struct refine_job *j = arg;
 	struct round_buf b = { 0 };
 	struct seg_list todo = { 0 };
+	const double t0 = now_sec();
 	size_t i;
 
 	for (i = 0; i < j->n && !j->failed; i++) {
@@ -527,6 +529,7 @@ static void refine_job(void *arg)
 	}
 	free(todo.s);
 	buf_free(&b);
+	j->time = now_sec() - t0;
 }
 
 /* A share of the tied groups, whose keys it finds. */
@@ -624,8 +627,9 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	struct seg_list big = { 0 }, small = { 0 };
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
-	size_t i = 0, j, done = 0, weight = 0, left = 0;
+	size_t i = 0, j, done = 0, weight = 0, left = 0, groups = 0, big_rounds = 0;
 	unsigned t, count = 0;
+	double t0 = now_sec(), t_find = 0, t_big, longest = 0, sum = 0;
 	bool ok = true;
 
 	if (threads < 1)
@@ -636,9 +640,11 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	while (ok && i + 1 < n) {
 		for (j = i + 1; j < n && str_tied(&w[i], &w[j], mask); j++)
 			;
-		if (j - i > 1)
+		if (j - i > 1) {
 			ok = seg_push(j - i >= REFINE_BIG ? &big : &small, i, j - i, STR_PREFIX,
 				      true);
+			groups++;
+		}
 		i = j;
 	}
 	for (i = 0; i < big.n; i++)
@@ -665,9 +671,13 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 		left -= seg.n;
 		/* A group the device sort left tied: its keys found first, on
 		 * every thread (it alone would leave the others idle). */
-		if (seg.depth == STR_PREFIX)
+		if (seg.depth == STR_PREFIX) {
+			const double t1 = now_sec();
 			ok = find_keys(&r, &seg, threads);
+			t_find += now_sec() - t1;
+		}
 		ok = ok && round_of(&r, seg, threads, &b, &next);
+		big_rounds++;
 		for (i = 0; ok && i < next.n; i++) {
 			ok = seg_push(next.s[i].n >= REFINE_BIG ? &big : &small, next.s[i].start,
 				      next.s[i].n, next.s[i].depth, next.s[i].scan);
@@ -678,14 +688,18 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	for (i = 0; ok && i < big.n; i++)
 		ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth, big.s[i].scan);
 	buf_free(&b);
+	t_big = now_sec() - t0;
+	t0 = now_sec();
 	/* The rest shared out by their words, each share on one thread. */
 	for (i = 0; ok && i < small.n; i++)
 		weight += small.s[i].n;
 	for (i = 0; ok && i < small.n && count < threads; count++) {
 		size_t share = 0;
 		const size_t want = (weight - done) / (threads - count);
-		jobs[count] = (struct refine_job){ &r, small.s + i, 0, false };
-		while (i < small.n && (share < want || jobs[count].n == 0)) {
+		jobs[count] = (struct refine_job){ &r, small.s + i, 0, false, 0 };
+		/* A segment goes to the share where it brings the share
+		 * nearer what it wants. */
+		while (i < small.n && (jobs[count].n == 0 || share + small.s[i].n / 2 < want)) {
 			share += small.s[i++].n;
 			jobs[count].n++;
 		}
@@ -696,9 +710,17 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	}
 	if (ok && count)
 		run_parallel(refine_job, jobs, sizeof jobs[0], count);
-	for (t = 0; t < count; t++)
+	for (t = 0; t < count; t++) {
 		if (jobs[t].failed)
 			ok = false;
+		sum += jobs[t].time;
+		if (jobs[t].time > longest)
+			longest = jobs[t].time;
+	}
+	msg_info(3, "ties: %zu tied groups; %zu rounds of large segments on %u threads in "
+		 "%.3f s (finding keys %.3f s); then %zu segments shared out in %.3f s (the "
+		 "longest share %.3f s, the mean %.3f s)", groups, big_rounds, threads, t_big,
+		 t_find, small.n, now_sec() - t0, longest, count ? sum / count : 0.0);
 	if (ok && same)
 		mark_same(&r, n, same, threads);
 	free(big.s);
