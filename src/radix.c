@@ -495,6 +495,8 @@ static void sort_buckets(void *arg)
 
 	for (v = j->vlo; v < j->vhi; v++) {
 		const size_t at = j->start[v], m = j->start[v + 1] - at;
+		if (m > BUCKET_MAX)
+			continue;
 		switch (j->r->kind) {
 		case WORD32:
 			sort_bucket_32(j->count, (uint32_t *)j->r->src + at, j->room, m, j->low,
@@ -514,38 +516,46 @@ static void sort_buckets(void *arg)
 
 /* The MSD way: one pass on digit r->pass (the highest bits that differ)
  * from words to scratch, then each bucket sorted there by the bits
- * [low, r->dig[r->pass].shift), on the threads' own room.  The sorted
- * words end in scratch.  sum holds the words of each value of the digit. */
+ * [low, r->dig[r->pass].shift): those of up to BUCKET_MAX words on the
+ * threads' own room, in the caches, each larger one (skewed keys) by
+ * radix_sort_above on every thread, with its place in words as scratch.
+ * The sorted words end in scratch.  sum holds the words of each value of
+ * the digit. */
 static int sort_msd(struct radix *r, struct radix_job *jobs, unsigned threads, unsigned low,
 		    const size_t *sum, size_t n, void *words, void *scratch)
 {
 	const size_t ws = word_size(r->kind);
 	struct bucket_job *bj = xmalloc(threads * sizeof *bj, "the host sort's counts");
 	size_t *start = xmalloc((RADIX + 1) * sizeof *start, "the host sort's counts");
-	size_t v, at, share, most;
+	size_t v, at, share, most, small = 0, taken = 0;
 	unsigned t;
 	int rc = CLS_E_FAIL;
 
 	if (!bj || !start)
 		goto out;
-	/* Buckets to threads in runs of about equal words. */
+	/* The buckets sorted in the caches to threads in runs of about equal
+	 * words. */
 	for (v = 0, at = 0; v < RADIX; v++) {
 		start[v] = at;
 		at += sum[v];
+		if (sum[v] <= BUCKET_MAX)
+			small += sum[v];
 	}
 	start[RADIX] = at;
-	share = (n + threads - 1) / threads;
+	share = (small + threads - 1) / threads;
 	for (t = 0, v = 0; t < threads; t++) {
 		bj[t].r = r;
 		bj[t].start = start;
 		bj[t].low = low;
 		bj[t].bits = r->dig[r->pass].shift - low;
 		bj[t].vlo = v;
-		while (v < RADIX && (t + 1 == threads || start[v + 1] <= share * (t + 1)))
-			v++;
+		while (v < RADIX &&
+		       (t + 1 == threads ||
+			taken + (sum[v] <= BUCKET_MAX ? sum[v] : 0) <= share * (t + 1)))
+			taken += sum[v] <= BUCKET_MAX ? sum[v] : 0, v++;
 		bj[t].vhi = v;
 		for (most = 0, at = bj[t].vlo; at < v; at++)
-			if (sum[at] > most)
+			if (sum[at] > most && sum[at] <= BUCKET_MAX)
 				most = sum[at];
 		bj[t].room = xmalloc(most * ws + 1, "the host sort's buckets");
 		if (!bj[t].room) {
@@ -563,6 +573,11 @@ static int sort_msd(struct radix *r, struct radix_job *jobs, unsigned threads, u
 	for (t = 0; t < threads; t++)
 		free(bj[t].room);
 	rc = 0;
+	for (v = 0; v < RADIX && rc == 0; v++)
+		if (sum[v] > BUCKET_MAX)
+			rc = radix_sort_above((char *)scratch + start[v] * ws,
+					      (char *)words + start[v] * ws, sum[v], r->kind, low,
+					      threads, NULL);
 out:
 	free(start);
 	free(bj);
@@ -682,13 +697,9 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	if (n >= BUCKETS_MIN && r.dig[0].shift > lo) {
 		run_parallel(count, jobs, sizeof *jobs, threads);
 		totals(jobs, threads, 0, sum);
-		for (d = 0; d < RADIX && sum[d] <= BUCKET_MAX; d++)
-			;
-		if (d == RADIX) {
-			rc = sort_msd(&r, jobs, threads, lo, sum, n, words, scratch);
-			r.src = scratch;
-			goto done;
-		}
+		rc = sort_msd(&r, jobs, threads, lo, sum, n, words, scratch);
+		r.src = scratch;
+		goto done;
 	}
 	/* LSD passes over all the bits that differ, the counts of all their
 	 * digits in one read.  A digit of one value is skipped: the counts
