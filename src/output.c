@@ -146,6 +146,8 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	const uint64_t start = w->part ? w->at : 0, lead = start % page;
 	unsigned char *p;
 
+	if (w->map)
+		return true;
 	if ((!w->dest.temp && !w->part && !w->own) || w->total || w->len || bytes == 0 ||
 	    bytes > SIZE_MAX - lead)
 		return false;

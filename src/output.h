@@ -79,7 +79,7 @@ void out_reserve(struct out_writer *w, uint64_t bytes);
  * the copies.  The file is cut to what was written at the end (a part: it
  * must be written whole).  False, with the file as it was, where that
  * cannot be done (no fallocate, no room, no mapping); writes then go
- * through write(2) as usual. */
+ * through write(2) as usual.  True at once where w is mapped already. */
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in);
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a

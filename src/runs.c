@@ -182,6 +182,13 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 	}
 }
 
+/* The host engine maps an output of HOST_MAP_BYTES or more where it has
+ * HOST_MAP_THREADS threads or more.  On 16 threads, 10^7 paths (490 MB of
+ * lines) were written in 0.27-0.30 s through write(2), in 0.10-0.13 s
+ * gathered into a mapping; on 2 threads the mapping was no faster. */
+#define HOST_MAP_THREADS 4
+#define HOST_MAP_BYTES ((uint64_t)16 << 20)
+
 uint64_t runs_index_limit(void)
 {
 	const char *s = getenv("CLSORT_INDEX_BITS");
@@ -494,9 +501,14 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 		choose(o, f, total, &choice, true);
 	}
 	/* Starting a device takes a while: have the input's pages and the
-	 * output's blocks ready by then. */
+	 * output's blocks ready by then.  The host engine starts at once;
+	 * on HOST_MAP_THREADS threads or more it maps a large output all the
+	 * same, its pages faulted in by the threads that copy into them,
+	 * where one stream of write(2) would take as long as the sort. */
 	if (!eng_is_host(choice.device))
 		srt_warm_start(&warm);
+	else if (warm.map_out && f->threads >= HOST_MAP_THREADS && warm.out_bytes >= HOST_MAP_BYTES)
+		out_map(out, warm.out_bytes, f->threads, false);
 	t0 = now_sec();
 	if (given) {
 		s.eng = given;

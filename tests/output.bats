@@ -176,6 +176,30 @@ not_mapped() {
   mapped
 }
 
+@test "the host engine on 4 threads or more: an output of 16 MiB or more gathered into a mapping" {
+  "$REFSORT" gen u32 4200007 23 > "$T/in"
+  "$CLSORT" -d host --parallel=2 "$T/in" > "$T/want"
+  for opts in "--parallel=4" "--parallel=5 -S 1M"; do
+    rm -f "$T/out"
+    "$CLSORT" -d host $opts -vv -o "$T/out" "$T/in" 2> "$T/err" || fail "$(cat "$T/err")"
+    cmp "$T/want" "$T/out" || fail "$opts"
+    mapped
+  done
+  grep -q "runs of up to" "$T/err" && grep -q "merge pass" "$T/err" || fail "no runs: $(cat "$T/err")"
+  "$CLSORT" -d host --parallel=2 -vv -o "$T/out" "$T/in" 2> "$T/err"
+  cmp "$T/want" "$T/out"
+  not_mapped
+  "$REFSORT" gen-kv 600011 29 > "$T/in"
+  "$CLSORT" -d host --parallel=2 -f kv "$T/in" > "$T/want"
+  "$CLSORT" -d host --parallel=4 -vv -f kv -o "$T/out" "$T/in" 2> "$T/err"
+  cmp "$T/want" "$T/out"
+  mapped
+  head -c 4000000 "$T/in" | sed '$d' > "$T/small"
+  "$CLSORT" -d host --parallel=4 -vv -f kv -o "$T/out" "$T/small" 2> "$T/err"
+  sort -s -t: -k1,1n "$T/small" | cmp - "$T/out"
+  not_mapped
+}
+
 # --- write(2), where the size is not known or no mapping can be had ------------
 
 @test "kv lines gathered in rounds of buffers on 1, 2 and 3 threads: the bytes of sort -s" {
