@@ -62,10 +62,11 @@ bool str_tied(const struct word128 *a, const struct word128 *b, uint64_t mask)
  * that every key of the segment shares are skipped in one scan, so that
  * all-equal keys end at once and a long shared prefix costs one pass, not
  * a round per 8 bytes; other segments go straight to their round, which
- * reads each key once.  Segments of REFINE_BIG words or more are sorted
- * one at a time on every thread; the others are shared out between the
- * threads, each ordering its own in rounds of a one-thread radix sort, and
- * by comparisons below REFINE_SMALL. */
+ * reads each key once.  The largest segment is sorted on every thread
+ * (each step of its round shared out by words) while it holds more than
+ * a thread's share of the words still tied; then the segments are taken
+ * by the threads, the largest first, each ordered on one thread in rounds
+ * of a one-thread radix sort, and by comparisons below REFINE_SMALL. */
 #define REFINE_BIG ((size_t)1 << 16)
 #define REFINE_SMALL 48
 /* The marker byte of a round's word: the bytes left from its depth, up to
@@ -322,7 +323,16 @@ static bool order_small(const struct refiner *r, const struct segment *seg, stru
 }
 
 /* What a share of a large segment's round does. */
-enum share_step { SHARE_WORDS, SHARE_GATHER, SHARE_PUT };
+enum share_step { SHARE_WORDS, SHARE_GATHER, SHARE_PUT, SHARE_TIES };
+
+/* What the shares of a step found. */
+struct share_result {
+	size_t lcp;		/* SHARE_WORDS: the least shared bytes of keys
+				 * that fall short of skip, */
+	bool equal;		/* unless all share skip bytes; */
+	bool alike;		/* whether every word is the first key's */
+	bool failed;		/* SHARE_TIES: out of memory */
+};
 
 /* A share of a large segment's round: words [from, to) of it. */
 struct share_job {
@@ -330,12 +340,13 @@ struct share_job {
 	const struct segment *seg;
 	enum share_step step;
 	size_t from, to;
-	size_t skip;		/* SHARE_WORDS: bytes from depth the words skip; */
-	size_t lcp;		/* the least shared by keys that fall short, */
-	bool equal;		/* unless all share skip bytes */
-	struct word128 *words;	/* the round's words, sorted for SHARE_GATHER */
+	size_t skip;		/* SHARE_WORDS: bytes from depth the words skip */
+	struct share_result res;
+	struct word128 *words;	/* the round's words, sorted after SHARE_WORDS */
 	struct word128 *moved;	/* the segment's words, */
 	struct kref *keys;	/* and keys, in the sorted order */
+	struct seg_list tied;	/* SHARE_TIES: the runs of tied words that
+				 * begin in the share */
 };
 
 /* The segment's words and keys in the order of the round's sorted words,
@@ -365,15 +376,18 @@ static void gather_share(const struct share_job *j)
 }
 
 /* The round's words of words from..to, skip bytes past the depth: each
- * key checked to share them with the first, in the same read. */
+ * key checked to share them with the first, in the same read, and each
+ * word with the first key's. */
 static void words_share(struct share_job *j)
 {
 	const struct refiner *r = j->r;
 	const size_t start = j->seg->start, depth = j->seg->depth;
 	const unsigned char *p0, *p;
+	struct word128 first;
 	size_t len0, len, i, c;
 
 	key_of(r, start, &p0, &len0);
+	round_word(r, start, 0, depth + j->skip, &first);
 	for (i = j->from; i < j->to; i++) {
 		if (i + PREFETCH_AHEAD < j->to)
 			__builtin_prefetch(r->keys[start + i + PREFETCH_AHEAD].p + depth + j->skip);
@@ -381,13 +395,39 @@ static void words_share(struct share_job *j)
 			key_of(r, start + i, &p, &len);
 			if (len - depth < j->skip || memcmp(p0 + depth, p + depth, j->skip)) {
 				c = common_rest(p0, p, len, depth, j->skip);
-				if (c < j->lcp)
-					j->lcp = c;
-				j->equal = false;
+				if (c < j->res.lcp)
+					j->res.lcp = c;
+				j->res.equal = false;
 				continue;
 			}
 		}
 		round_word(r, start + i, i, depth + j->skip, &j->words[i]);
+		if (!round_same(&first, &j->words[i]))
+			j->res.alike = false;
+	}
+}
+
+/* The runs of tied words among the sorted round words that begin in
+ * from..to (the last may go on past to), as segments one round deeper;
+ * one that is the whole segment is to be scanned for more shared bytes. */
+static void ties_share(struct share_job *j)
+{
+	const struct refiner *r = j->r;
+	const struct word128 *t = j->words;
+	const size_t n = j->seg->n;
+	size_t i = j->from, k;
+
+	/* A run begun in the share before is that share's. */
+	while (i > 0 && i < j->to && round_tied(r, &t[i - 1], &t[i]))
+		i++;
+	for (; i < j->to; i = k) {
+		for (k = i + 1; k < n && round_tied(r, &t[i], &t[k]); k++)
+			;
+		if (k - i > 1 &&
+		    !seg_push(&j->tied, j->seg->start + i, k - i, j->seg->depth + 8, k - i == n)) {
+			j->res.failed = true;
+			return;
+		}
 	}
 }
 
@@ -403,39 +443,48 @@ static void share_job(void *arg)
 	case SHARE_PUT:
 		gather_share(j);
 		break;
+	case SHARE_TIES:
+		ties_share(j);
+		break;
 	}
 }
 
-/* Run one step of seg's round on its words shared out between up to
- * threads threads (on this one where threads is 1); SHARE_WORDS returns
- * the jobs' least lcp and sets *equal where every job's equal is. */
-static size_t by_shares(const struct refiner *r, const struct segment *seg, unsigned threads,
-			enum share_step step, struct round_buf *b, struct word128 *words,
-			size_t skip, bool *equal)
+/* Run one step of seg's round (words: the round's, sorted after
+ * SHARE_WORDS) on its words shared out between up to threads threads (on
+ * this one where threads is 1), what they found in *res; SHARE_TIES
+ * pushes the runs of tied words on out. */
+static void by_shares(const struct refiner *r, const struct segment *seg, unsigned threads,
+		      enum share_step step, struct round_buf *b, struct word128 *words,
+		      size_t skip, struct share_result *res, struct seg_list *out)
 {
 	struct share_job jobs[REFINE_MAX_THREADS];
 	const size_t per = (seg->n + threads - 1) / threads;
 	struct word128 *const moved = words == b->words ? b->scratch : b->words;
-	size_t lcp = SIZE_MAX;
 	unsigned t, count = 0;
+	size_t i;
 
 	for (t = 0; t < threads && t * per < seg->n; t++, count++)
 		jobs[t] = (struct share_job){ r, seg, step, t * per,
 					      seg->n - t * per < per ? seg->n : (t + 1) * per, skip,
-					      SIZE_MAX, true, words, moved, b->keys };
+					      { SIZE_MAX, true, true, false }, words, moved, b->keys,
+					      { 0 } };
 	if (count == 1)
 		share_job(jobs);
 	else
 		run_parallel(share_job, jobs, sizeof jobs[0], count);
-	if (step != SHARE_WORDS)
-		return 0;
-	*equal = true;
+	*res = (struct share_result){ SIZE_MAX, true, true, false };
 	for (t = 0; t < count; t++) {
-		if (jobs[t].lcp < lcp)
-			lcp = jobs[t].lcp;
-		*equal = *equal && jobs[t].equal;
+		const struct share_result *g = &jobs[t].res;
+		if (g->lcp < res->lcp)
+			res->lcp = g->lcp;
+		res->equal = res->equal && g->equal;
+		res->alike = res->alike && g->alike;
+		res->failed = res->failed || g->failed;
+		for (i = 0; i < jobs[t].tied.n && !res->failed; i++)
+			res->failed = !seg_push(out, jobs[t].tied.s[i].start, jobs[t].tied.s[i].n,
+						jobs[t].tied.s[i].depth, jobs[t].tied.s[i].scan);
+		free(jobs[t].tied.s);
 	}
-	return lcp;
 }
 
 /* One round of seg on threads threads: where it is to be scanned, its
@@ -446,9 +495,9 @@ static size_t by_shares(const struct refiner *r, const struct segment *seg, unsi
 static bool round_of(const struct refiner *r, struct segment seg, unsigned threads,
 		     struct round_buf *b, struct seg_list *out)
 {
+	struct share_result res;
 	void *sorted = NULL;
-	const struct word128 *t;
-	size_t i, j, skip, lcp;
+	size_t skip;
 	bool equal = false;
 
 	if (seg.n < REFINE_SMALL) {
@@ -463,70 +512,111 @@ static bool round_of(const struct refiner *r, struct segment seg, unsigned threa
 	if (!buf_room(b, seg.n))
 		return false;
 	skip = seg.scan ? sampled_rest(r, &seg) : 0;
-	lcp = by_shares(r, &seg, threads, SHARE_WORDS, b, b->words, skip, &equal);
-	if (!equal) {
+	by_shares(r, &seg, threads, SHARE_WORDS, b, b->words, skip, &res, NULL);
+	if (!res.equal) {
 		/* Some keys share less than the samples did: all share lcp. */
-		skip = lcp;
-		by_shares(r, &seg, threads, SHARE_WORDS, b, b->words, skip, &equal);
+		skip = res.lcp;
+		by_shares(r, &seg, threads, SHARE_WORDS, b, b->words, skip, &res, NULL);
 	}
 	seg.depth += skip;
 	/* All alike (equal keys among them): in index order already. */
-	t = b->words;
-	for (i = 1; i < seg.n && round_same(&t[0], &t[i]); i++)
-		;
-	if (i == seg.n)
-		return !round_long(r, &t[0]) || seg_push(out, seg.start, seg.n, seg.depth + 8, true);
+	if (res.alike)
+		return !round_long(r, &b->words[0]) ||
+		       seg_push(out, seg.start, seg.n, seg.depth + 8, true);
 	/* Positions ascend among equal bytes and markers. */
 	if (radix_sort_above(b->words, b->scratch, seg.n, WORD128, 56, threads, &sorted))
 		return false;
-	by_shares(r, &seg, threads, SHARE_GATHER, b, sorted, 0, NULL);
-	by_shares(r, &seg, threads, SHARE_PUT, b, sorted, 0, NULL);
-	t = sorted;
-	for (i = 0; i < seg.n; i = j) {
-		for (j = i + 1; j < seg.n && round_tied(r, &t[i], &t[j]); j++)
-			;
-		/* A segment the round left whole is scanned for what its
-		 * keys share beyond the round's bytes. */
-		if (j - i > 1 && !seg_push(out, seg.start + i, j - i, seg.depth + 8, j - i == seg.n))
-			return false;
-	}
-	return true;
+	by_shares(r, &seg, threads, SHARE_GATHER, b, sorted, 0, &res, NULL);
+	by_shares(r, &seg, threads, SHARE_PUT, b, sorted, 0, &res, NULL);
+	by_shares(r, &seg, threads, SHARE_TIES, b, sorted, 0, &res, out);
+	return !res.failed;
 }
 
-/* A share of the segments under REFINE_BIG, ordered on one thread. */
+/* The segments shared out, taken by the threads a piece at a time, the
+ * largest first: a segment of PIECE_WORDS words or more alone, smaller
+ * ones together up to about PIECE_WORDS words. */
+#define PIECE_WORDS ((size_t)4096)
+
+struct pieces {
+	struct segment *segs;
+	size_t *at;		/* piece p is segs[at[p]..at[p + 1]) */
+	size_t n;
+	size_t next;		/* the next piece to take */
+};
+
+/* A thread of the shared-out segments, each ordered on it alone. */
 struct refine_job {
 	const struct refiner *r;
-	const struct segment *segs;
-	size_t n;
+	struct pieces *pool;
 	bool failed;
-	double time;		/* the share's, for -vvv */
+	double time;		/* the thread's, for -vvv */
 };
+
+static int larger_first(const void *x, const void *y)
+{
+	const struct segment *a = x, *b = y;
+	return (a->n < b->n) - (a->n > b->n);
+}
+
+/* Cut l into pieces, its large segments first, the largest first.  False
+ * when out of memory. */
+static bool cut_pieces(struct seg_list *l, struct pieces *p)
+{
+	struct segment *s = malloc((l->n ? l->n : 1) * sizeof *s);
+	size_t i, k = 0, words = 0;
+
+	p->at = malloc((l->n + 1) * sizeof *p->at);
+	p->segs = s;
+	p->n = p->next = 0;
+	if (!s || !p->at)
+		return false;
+	for (i = 0; i < l->n; i++)
+		if (l->s[i].n >= PIECE_WORDS)
+			s[k++] = l->s[i];
+	qsort(s, k, sizeof *s, larger_first);
+	for (i = 0; i < k; i++)
+		p->at[p->n++] = i;
+	for (i = 0; i < l->n; i++) {
+		if (l->s[i].n >= PIECE_WORDS)
+			continue;
+		if (words == 0 || words >= PIECE_WORDS) {
+			p->at[p->n++] = k;
+			words = 0;
+		}
+		words += l->s[i].n;
+		s[k++] = l->s[i];
+	}
+	p->at[p->n] = k;
+	return true;
+}
 
 static void refine_job(void *arg)
 {
 	struct refine_job *j = arg;
+	struct pieces *pool = j->pool;
 	struct round_buf b = { 0 };
 	struct seg_list todo = { 0 };
 	const double t0 = now_sec();
-	size_t i;
+	size_t p, i;
 
-	for (i = 0; i < j->n && !j->failed; i++) {
-		/* A group the device sort left tied: its keys found here, just
-		 * before its rounds read them again (a group's lines then come
-		 * from the caches, not from memory). */
-		if (j->segs[i].depth == STR_PREFIX)
-			find_range(j->r, j->segs[i].start, j->segs[i].n);
-		if (!seg_push(&todo, j->segs[i].start, j->segs[i].n, j->segs[i].depth,
-			      j->segs[i].scan)) {
-			j->failed = true;
-			break;
-		}
-		while (todo.n && !j->failed) {
-			const struct segment seg = todo.s[--todo.n];
-			if (!round_of(j->r, seg, 1, &b, &todo))
+	while (!j->failed && (p = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED)) < pool->n)
+		for (i = pool->at[p]; i < pool->at[p + 1] && !j->failed; i++) {
+			const struct segment *g = &pool->segs[i];
+			/* A group the device sort left tied: its keys found
+			 * here, just before its rounds read them again (its
+			 * lines then come from the caches, not from memory). */
+			if (g->depth == STR_PREFIX)
+				find_range(j->r, g->start, g->n);
+			if (!seg_push(&todo, g->start, g->n, g->depth, g->scan)) {
 				j->failed = true;
+				break;
+			}
+			while (todo.n && !j->failed) {
+				const struct segment seg = todo.s[--todo.n];
+				if (!round_of(j->r, seg, 1, &b, &todo))
+					j->failed = true;
+			}
 		}
-	}
 	free(todo.s);
 	buf_free(&b);
 	j->time = now_sec() - t0;
@@ -627,7 +717,8 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	struct seg_list big = { 0 }, small = { 0 };
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
-	size_t i = 0, j, done = 0, weight = 0, left = 0, groups = 0, big_rounds = 0;
+	struct pieces pool = { NULL, NULL, 0, 0 };
+	size_t i = 0, j, left = 0, groups = 0, big_rounds = 0;
 	unsigned t, count = 0;
 	double t0 = now_sec(), t_find = 0, t_big, longest = 0, sum = 0;
 	bool ok = true;
@@ -690,26 +781,16 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	buf_free(&b);
 	t_big = now_sec() - t0;
 	t0 = now_sec();
-	/* The rest shared out by their words, each share on one thread. */
-	for (i = 0; ok && i < small.n; i++)
-		weight += small.s[i].n;
-	for (i = 0; ok && i < small.n && count < threads; count++) {
-		size_t share = 0;
-		const size_t want = (weight - done) / (threads - count);
-		jobs[count] = (struct refine_job){ &r, small.s + i, 0, false, 0 };
-		/* A segment goes to the share where it brings the share
-		 * nearer what it wants. */
-		while (i < small.n && (jobs[count].n == 0 || share + small.s[i].n / 2 < want)) {
-			share += small.s[i++].n;
-			jobs[count].n++;
-		}
-		if (count + 1 == threads)
-			while (i < small.n)
-				i++, jobs[count].n++;
-		done += share;
-	}
-	if (ok && count)
+	/* The rest shared out, a piece at a time, each on one thread. */
+	ok = ok && cut_pieces(&small, &pool);
+	if (ok && pool.n) {
+		count = pool.n < threads ? (unsigned)pool.n : threads;
+		for (t = 0; t < count; t++)
+			jobs[t] = (struct refine_job){ &r, &pool, false, 0 };
 		run_parallel(refine_job, jobs, sizeof jobs[0], count);
+	}
+	free(pool.segs);
+	free(pool.at);
 	for (t = 0; t < count; t++) {
 		if (jobs[t].failed)
 			ok = false;
