@@ -84,6 +84,7 @@ struct segment {
 struct kref {
 	const unsigned char *p;
 	size_t len;
+	uint32_t index;		/* the record's: the word's low 32 bits */
 };
 
 struct refiner {
@@ -109,7 +110,8 @@ static void find_range(const struct refiner *r, size_t start, size_t n)
 			f->ahead(f->ctx, (uint32_t)r->w[i + PREFETCH_AHEAD].lo, false);
 		if (f->ahead && i + PREFETCH_AHEAD / 2 < end)
 			f->ahead(f->ctx, (uint32_t)r->w[i + PREFETCH_AHEAD / 2].lo, true);
-		f->key(f->ctx, (uint32_t)r->w[i].lo, &r->keys[i].p, &r->keys[i].len);
+		r->keys[i].index = (uint32_t)r->w[i].lo;
+		f->key(f->ctx, r->keys[i].index, &r->keys[i].p, &r->keys[i].len);
 	}
 }
 
@@ -317,7 +319,8 @@ static bool order_small(const struct refiner *r, const struct segment *seg, stru
 	for (i = 0; i < seg->n; i++) {
 		const struct small_key *k = &b->small[i];
 		w[i].lo = (w[i].lo & ~(uint64_t)UINT32_MAX) | k->index;
-		r->keys[seg->start + i] = (struct kref){ k->p - seg->depth, k->len + seg->depth };
+		r->keys[seg->start + i] = (struct kref){ k->p - seg->depth, k->len + seg->depth,
+							 k->index };
 	}
 	return true;
 }
@@ -343,14 +346,15 @@ struct share_job {
 	size_t skip;		/* SHARE_WORDS: bytes from depth the words skip */
 	struct share_result res;
 	struct word128 *words;	/* the round's words, sorted after SHARE_WORDS */
-	struct word128 *moved;	/* the segment's words, */
-	struct kref *keys;	/* and keys, in the sorted order */
+	struct kref *keys;	/* the segment's keys in the sorted order */
 	struct seg_list tied;	/* SHARE_TIES: the runs of tied words that
 				 * begin in the share */
 };
 
-/* The segment's words and keys in the order of the round's sorted words,
- * i of them from..to: into moved and keys, then (SHARE_PUT) back in place. */
+/* The segment's keys in the order of the round's sorted words, i of
+ * them from..to: into keys, then (SHARE_PUT) back in place, and the
+ * words' record indexes with them (the words of a tied segment differ in
+ * nothing else). */
 static void gather_share(const struct share_job *j)
 {
 	const struct refiner *r = j->r;
@@ -358,20 +362,17 @@ static void gather_share(const struct share_job *j)
 	size_t i;
 
 	if (j->step == SHARE_PUT) {
-		memcpy(r->w + start + j->from, j->moved + j->from, (j->to - j->from) * sizeof *j->moved);
 		memcpy(r->keys + start + j->from, j->keys + j->from,
 		       (j->to - j->from) * sizeof *j->keys);
+		for (i = j->from; i < j->to; i++)
+			r->w[start + i].lo = (r->w[start + i].lo & ~(uint64_t)UINT32_MAX) |
+					     j->keys[i].index;
 		return;
 	}
 	for (i = j->from; i < j->to; i++) {
-		const size_t at = start + (uint32_t)j->words[i].lo;
-		if (i + PREFETCH_AHEAD < j->to) {
-			const size_t ahead = start + (uint32_t)j->words[i + PREFETCH_AHEAD].lo;
-			__builtin_prefetch(&r->w[ahead]);
-			__builtin_prefetch(&r->keys[ahead]);
-		}
-		j->moved[i] = r->w[at];
-		j->keys[i] = r->keys[at];
+		if (i + PREFETCH_AHEAD < j->to)
+			__builtin_prefetch(&r->keys[start + (uint32_t)j->words[i + PREFETCH_AHEAD].lo]);
+		j->keys[i] = r->keys[start + (uint32_t)j->words[i].lo];
 	}
 }
 
@@ -459,14 +460,13 @@ static void by_shares(const struct refiner *r, const struct segment *seg, unsign
 {
 	struct share_job jobs[REFINE_MAX_THREADS];
 	const size_t per = (seg->n + threads - 1) / threads;
-	struct word128 *const moved = words == b->words ? b->scratch : b->words;
 	unsigned t, count = 0;
 	size_t i;
 
 	for (t = 0; t < threads && t * per < seg->n; t++, count++)
 		jobs[t] = (struct share_job){ r, seg, step, t * per,
 					      seg->n - t * per < per ? seg->n : (t + 1) * per, skip,
-					      { SIZE_MAX, true, true, false }, words, moved, b->keys,
+					      { SIZE_MAX, true, true, false }, words, b->keys,
 					      { 0 } };
 	if (count == 1)
 		share_job(jobs);
