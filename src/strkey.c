@@ -800,7 +800,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	}
 	msg_info(3, "ties: %zu tied groups; %zu rounds of large segments on %u threads in "
 		 "%.3f s (finding keys %.3f s); then %zu segments shared out in %.3f s (the "
-		 "longest share %.3f s, the mean %.3f s)", groups, big_rounds, threads, t_big,
+		 "busiest thread %.3f s, the mean %.3f s)", groups, big_rounds, threads, t_big,
 		 t_find, small.n, now_sec() - t0, longest, count ? sum / count : 0.0);
 	if (ok && same)
 		mark_same(&r, n, same, threads);
