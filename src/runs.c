@@ -547,7 +547,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * buffers; otherwise they go to temporary files. */
 	if (spl_init(&s.spill, f, o->tmpdir, o->memory_bytes,
 		     in->bytes + (uint64_t)s.cap * ws > o->memory_bytes,
-		     in->bytes / (s.cap * (kv ? 2 : f->rec_size)) + 1))
+		     total ? (total + s.cap - 1) / s.cap : 1))
 		goto out;
 	/* More than a run, and room for a copy of the input: key ranges that
 	 * each fit a run, and no merge.  Not for -u, whose equal keys must

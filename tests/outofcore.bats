@@ -615,6 +615,13 @@ expect_passes() {
   cmp "$T/want" "$T/got"
   grep -q "^clsort: merge plan: about [0-9]* runs in temporary files, [0-9]* at a time" "$T/err" ||
     fail "no plan: $(cat "$T/err")"
+  # The plan counts the runs there will be (kv lines too, whatever their length).
+  gen_kv "$T/kv" 60013 5
+  "$CLSORT" "${DEV[@]}" -v -f kv -S 64K --memory=512K -T "$T/tmp" "$T/kv" 2> "$T/kverr" > "$T/kvgot" ||
+    fail "$(cat "$T/kverr")"
+  planned=$(sed -n 's/^clsort: merge plan: about \([0-9]*\) runs.*/\1/p' "$T/kverr")
+  runs=$(sed -n 's/^clsort: 60013 records in \([0-9]*\) runs.*/\1/p' "$T/kverr")
+  [ -n "$runs" ] && [ "$planned" = "$runs" ] || fail "planned ${planned:-none}, sorted ${runs:-none}: $(cat "$T/kverr")"
   line=$(grep "^clsort: merge pass: [0-9]* runs in temporary files" "$T/err" | tail -1)
   [[ $line =~ ([0-9]+)\ parts\ in\ [0-9]+\ rounds\ on\ ([0-9]+)\ threads,\ the\ largest\ [0-9]+%\ of\ the\ bytes:\ .*read\ .*merge\ .*writing ]] ||
     fail "no pass report: $(cat "$T/err")"
