@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "tmpfile.h"
 #include "util.h"
 
 #define OUT_BUF (4u << 20)
@@ -67,6 +68,7 @@ int out_open_final(struct out_writer *w, const char *path, bool sync)
 		if (init(w, STDOUT_FILENO, "standard output", OUT_BUF))
 			return CLS_E_FAIL;
 		w->progress = true;
+		w->is_stdout = true;
 		return 0;
 	}
 	fd = dest_open(&d, path, sync);
@@ -139,24 +141,63 @@ void out_reserve(struct out_writer *w, uint64_t bytes)
 		return;
 }
 
+/* A shared mapping of len bytes of w's file from off.  Standard output is
+ * opened for writing only, which a shared mapping cannot be: its file is
+ * opened again for reading and writing (where its permissions allow) and
+ * mapped through that. */
+static unsigned char *map_rw(struct out_writer *w, size_t len, off_t off)
+{
+	struct stat a, b;
+	void *p;
+	int fd;
+
+	if (!w->is_stdout)
+		return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, off);
+	fd = open("/proc/self/fd/1", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return MAP_FAILED;
+	p = fstat(fd, &a) == 0 && fstat(w->fd, &b) == 0 && a.st_dev == b.st_dev &&
+			    a.st_ino == b.st_ino ?
+		    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off) :
+		    MAP_FAILED;
+	close(fd);
+	return p;
+}
+
+/* Where standard output is a regular file that ends at its offset (not
+ * appended to, nothing after it to keep), that offset: the output may be
+ * mapped from there.  -1 otherwise. */
+static off_t stdout_end(struct out_writer *w)
+{
+	struct stat st;
+	const off_t here = out_seekable(w) ? lseek(w->fd, 0, SEEK_CUR) : -1;
+
+	return here >= 0 && fstat(w->fd, &st) == 0 && st.st_size == here ? here : -1;
+}
+
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	/* A part maps from the page its first byte lies in. */
-	const uint64_t start = w->part ? w->at : 0, lead = start % page;
+	const off_t end = w->is_stdout && !w->total && !w->len ? stdout_end(w) : -1;
+	/* A part (and standard output) maps from the page its first byte
+	 * lies in. */
+	const uint64_t start = w->part ? w->at : end > 0 ? (uint64_t)end : 0, lead = start % page;
 	unsigned char *p;
 
 	if (w->map)
 		return true;
-	if ((!w->dest.temp && !w->part && !w->own) || w->total || w->len || bytes == 0 ||
+	if ((!w->dest.temp && !w->part && !w->own && end < 0) || w->total || w->len || bytes == 0 ||
 	    bytes > SIZE_MAX - lead)
 		return false;
+	/* Standard output has no temporary name to drop: from before it is
+	 * sized, a signal cuts it back instead. */
+	if (w->is_stdout)
+		tmp_guard_stdout((long long)start);
 	/* The whole size at once, so that a full file system says so here,
 	 * where write(2) can take over, and not as SIGBUS on a store later. */
 	if (fallocate(w->fd, 0, (off_t)start, (off_t)bytes))
 		goto undo;
-	p = mmap(NULL, (size_t)(lead + bytes), PROT_READ | PROT_WRITE, MAP_SHARED, w->fd,
-		 (off_t)(start - lead));
+	p = map_rw(w, (size_t)(lead + bytes), (off_t)(start - lead));
 	if (p == MAP_FAILED)
 		goto undo;
 	/* Fault the pages in now, while the device starts: a page at a time,
@@ -169,6 +210,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	w->map = p + lead;
 	w->map_lead = (size_t)lead;
 	w->map_len = (size_t)bytes;
+	w->map_at = start;
 	/* A part's file holds the other parts too: it is not cut to this
 	 * one's size. */
 	if (!w->part)
@@ -182,8 +224,10 @@ undo:
 	 * have left the file longer than its data will be: cut it back, or at
 	 * least remember to at the end.  The parts of a file are written to
 	 * its end, which leaves it as long as their data. */
-	if (!w->part && ftruncate(w->fd, 0))
+	if (!w->part && ftruncate(w->fd, (off_t)start))
 		w->presized = (size_t)bytes;
+	else if (w->is_stdout)
+		tmp_guard_stdout(-1);
 	return false;
 }
 
@@ -314,7 +358,7 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 		 * write(2), which has not moved the file offset yet. */
 		if (w->part)
 			w->at += w->map_len;
-		else if (lseek(w->fd, (off_t)w->map_len, SEEK_SET) < 0)
+		else if (lseek(w->fd, (off_t)(w->map_at + w->map_len), SEEK_SET) < 0)
 			return fail_write(w);
 	}
 	w->total += len;
@@ -366,8 +410,14 @@ int out_finish(struct out_writer *w)
 	unmap(w);
 	/* A file sized ahead for more than came (or one whose failed
 	 * reservation could not be undone) ends where its data does. */
-	if (rc == 0 && w->presized > w->total && ftruncate(w->fd, (off_t)w->total))
+	if (rc == 0 && w->presized > w->total && ftruncate(w->fd, (off_t)(w->map_at + w->total)))
 		rc = fail_write(w);
+	/* Standard output goes on where the data ends, as after write(2). */
+	if (rc == 0 && w->is_stdout && w->presized) {
+		tmp_guard_stdout(-1);
+		if (lseek(w->fd, (off_t)(w->map_at + w->total), SEEK_SET) < 0)
+			rc = fail_write(w);
+	}
 	if (rc == 0 && w->dest_open) {
 		w->dest_open = false;
 		rc = dest_place(&w->dest, w->fd, w->name);
@@ -387,6 +437,11 @@ void out_abort(struct out_writer *w)
 {
 	free_gathers(w);
 	unmap(w);
+	/* Standard output mapped and sized ahead: none of it stays. */
+	if (w->is_stdout && w->presized && ftruncate(w->fd, (off_t)w->map_at) == 0) {
+		w->presized = 0;
+		tmp_guard_stdout(-1);
+	}
 	if (w->dest_open) {
 		w->dest_open = false;
 		dest_drop(&w->dest, w->fd);

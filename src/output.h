@@ -33,6 +33,8 @@ struct out_writer {
 	bool own;		/* fd is a temporary file of this writer's own (a run's) */
 	bool part;		/* a part of another writer's file, written at... */
 	uint64_t at;		/* ...this offset */
+	bool is_stdout;		/* standard output, which a regular file may be */
+	uint64_t map_at;	/* the file offset the mapping's data starts at */
 };
 
 /* The final output: stdout when path is NULL, else path, written through a
@@ -72,12 +74,14 @@ int out_advance(struct out_writer *w, uint64_t bytes);
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */
 void out_reserve(struct out_writer *w, uint64_t bytes);
-/* For a -o temporary file (a part of a file, a run's file) not written to
- * yet, whose output will be at most bytes long: allocate the file (the
- * part) at that size and map it, so that writes become copies on up to
- * threads threads; with fault_in, its pages are faulted in now, else by
- * the copies.  The file is cut to what was written at the end (a part: it
- * must be written whole).  False, with the file as it was, where that
+/* For a -o temporary file (a part of a file, a run's file, standard output
+ * that is a regular file ending at its offset) not written to yet, whose
+ * output will be at most bytes long: allocate the file (the part) at that
+ * size and map it, so that writes become copies on up to threads threads;
+ * with fault_in, its pages are faulted in now, else by the copies.  The
+ * file is cut to what was written at the end (a part: it must be written
+ * whole; standard output's offset is left at the end of the data, as
+ * write(2) leaves it, and an abort cuts off all of it).  False, with the file as it was, where that
  * cannot be done (no fallocate, no room, no mapping); writes then go
  * through write(2) as usual.  True at once where w is mapped already. */
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in);

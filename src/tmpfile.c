@@ -15,6 +15,8 @@
  * its unlinking, for the signal handler to remove. */
 static char *volatile pending_output;
 static char *volatile pending_named;
+/* Where standard output, sized ahead, is to be cut back to; -1: not. */
+static volatile long long stdout_cut = -1;
 /* Held while a guarded name is made and given up: the signal thread takes
  * it before removing anything. */
 static pthread_mutex_t naming = PTHREAD_MUTEX_INITIALIZER;
@@ -26,6 +28,11 @@ static volatile sig_atomic_t dying;
 void tmp_guard_output(char *path)
 {
 	pending_output = path;
+}
+
+void tmp_guard_stdout(long long at)
+{
+	stdout_cut = at;
 }
 
 void tmp_hold_signals(void)
@@ -53,10 +60,13 @@ void tmp_release_signals(void)
 static void remove_pending(void)
 {
 	char *p = pending_output, *q = pending_named;
+	const long long cut = stdout_cut;
 	if (p)
 		unlink(p);
 	if (q)
 		unlink(q);
+	if (cut >= 0 && ftruncate(STDOUT_FILENO, (off_t)cut) != 0)
+		return;	/* dying all the same */
 }
 
 /* For SIGBUS, which the faulting thread takes, and for threads that were

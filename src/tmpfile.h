@@ -15,6 +15,10 @@ void tmp_install_signals(void);
  * removes that file: for the -o temporary file until it is renamed. */
 void tmp_guard_output(char *path);
 
+/* While at is not negative, the handler cuts standard output (a regular
+ * file sized ahead for the sort's output) back to at bytes. */
+void tmp_guard_stdout(long long at);
+
 /* Between these two calls no signal's removal of the guarded files runs
  * (it waits for tmp_release_signals): a name is made and renamed or
  * removed in between, from one state the handler knows to the next. */

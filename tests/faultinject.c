@@ -34,6 +34,8 @@
  *                                 (SIGSTOP) before it is made, for a test to
  *                                 kill it there
  *   FAULTINJECT_STOP=read         the same at the first read instead
+ *   FAULTINJECT_STOP=sized        the same just after the first fallocate
+ *                                 that gives a targeted file its size
  *
  * Without FAULTINJECT_TARGET nothing fails.  A call straddling the limit
  * first transfers the bytes that remain, as a short read or write, and the
@@ -79,6 +81,7 @@ static unsigned long long allowed;
 static unsigned long long passed;
 static int stop_once;
 static int stop_reads;
+static int stop_sized;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char marked[MAX_FD];
 
@@ -204,6 +207,7 @@ static void configure(void)
 		allowed = strtoull(a, NULL, 10);
 	stop_reads = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "read");
 	stop_once = stop_reads || (getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "1"));
+	stop_sized = getenv("FAULTINJECT_STOP") && !strcmp(getenv("FAULTINJECT_STOP"), "sized");
 	if (!t || !*t)
 		target = T_NONE;
 	else if (!strcmp(t, "stdout"))
@@ -455,18 +459,35 @@ static int refuse_fallocate(int fd, int mode, off64_t off, off64_t len)
 	return refuse;
 }
 
+/* FAULTINJECT_STOP=sized: stop once a targeted file has been given its
+ * size by fallocate. */
+static int stop_if_sized(int fd, int mode, int rc)
+{
+	int now;
+
+	if (rc != 0 || (mode & FALLOC_FL_KEEP_SIZE) || !targeted(fd))
+		return rc;
+	pthread_mutex_lock(&lock);
+	now = stop_sized;
+	stop_sized = 0;
+	pthread_mutex_unlock(&lock);
+	if (now)
+		raise(SIGSTOP);
+	return rc;
+}
+
 int fallocate(int fd, int mode, off_t off, off_t len)
 {
 	if (refuse_fallocate(fd, mode, off, len))
 		return -1;
-	return real_fallocate(fd, mode, off, len);
+	return stop_if_sized(fd, mode, real_fallocate(fd, mode, off, len));
 }
 
 int fallocate64(int fd, int mode, off64_t off, off64_t len)
 {
 	if (refuse_fallocate(fd, mode, off, len))
 		return -1;
-	return real_fallocate64(fd, mode, off, len);
+	return stop_if_sized(fd, mode, real_fallocate64(fd, mode, off, len));
 }
 
 int fsync(int fd)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
-# The -o file.  When the output's size is known beforehand (binary records
-# sorted on the device) and is at most half of --memory, the temporary -o
-# file is allocated at that size and mapped while the device starts, and
-# the sorted records are copied, decoded or gathered into the mapping by
-# several threads.  Whatever the path, -o FILE must hold byte for byte what
+# The -o file (and standard output that is a regular file).  When the
+# output's size is known beforehand (binary records sorted on the device)
+# and is at most half of --memory, the temporary -o file is allocated at
+# that size and mapped while the device starts, and the sorted records are
+# copied, decoded or gathered into the mapping by several threads.  Whatever the path, -o FILE must hold byte for byte what
 # standard output gets; where no mapping can be had, write(2) takes over.
 load helpers
 bats_require_minimum_version 1.5.0
@@ -214,15 +214,50 @@ not_mapped() {
   done
 }
 
-@test "the host shortcut and stdout into a file: written as before" {
+@test "the host shortcut: written as before" {
   "$REFSORT" gen u32 1000 14 > "$T/in"
   "$CLSORT" "$T/in" > "$T/want"
   "$CLSORT" -vv -o "$T/out" "$T/in" 2> "$T/err"
   cmp "$T/want" "$T/out"
   not_mapped
+}
+
+@test "standard output into a file: mapped from its offset, left where the data ends" {
+  "$REFSORT" gen u32 1000003 14 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" -o "$T/want"
   "$CLSORT" "${DEV[@]}" -vv "$T/in" > "$T/file" 2> "$T/err"
   cmp "$T/want" "$T/file"
+  grep -q "writing standard output through a shared mapping" "$T/err" || fail "$(cat "$T/err")"
+  # After other output, and followed by more: the shell's file offset moves on.
+  { echo head; "$CLSORT" "${DEV[@]}" -vv "$T/in" 2> "$T/err"; echo tail; } > "$T/file"
+  { echo head; cat "$T/want"; echo tail; } | cmp - "$T/file"
+  mapped
+  "$REFSORT" gen-kv 200003 15 > "$T/kv"
+  { printf 'x'; "$CLSORT" "${DEV[@]}" -vv -f kv "$T/kv" 2> "$T/err"; echo tail; } > "$T/file"
+  { printf 'x'; sort -s -t: -k1,1n "$T/kv"; echo tail; } | cmp - "$T/file"
+  mapped
+  # A bad line: what came before stays, none of the sort's output.
+  { cat "$T/kv"; echo "nokey:x"; } > "$T/bad"
+  { echo head; "$CLSORT" "${DEV[@]}" -f kv "$T/bad" || echo "status $?"; } > "$T/file" 2> "$T/err"
+  printf 'head\nstatus 2\n' | cmp - "$T/file"
+}
+
+@test "standard output appended to, or a file with more after the offset: written with write(2)" {
+  "$REFSORT" gen u32 1000003 16 > "$T/in"
+  "$CLSORT" "${DEV[@]}" "$T/in" -o "$T/want"
+  echo pre > "$T/file"
+  "$CLSORT" "${DEV[@]}" -vv "$T/in" >> "$T/file" 2> "$T/err"
+  { echo pre; cat "$T/want"; } | cmp - "$T/file"
   not_mapped
+  head -c 5000000 /dev/zero > "$T/file"
+  cat "$T/file" >> "$T/file.2"
+  cat "$T/file" >> "$T/file.2"
+  mv "$T/file.2" "$T/file"
+  "$CLSORT" "${DEV[@]}" -vv "$T/in" 1<> "$T/file" 2> "$T/err"
+  not_mapped
+  [ "$(stat -c %s "$T/file")" -eq 10000000 ]
+  cmp -n 4000012 "$T/want" "$T/file"
+  tail -c 5999988 "$T/file" | cmp - <(head -c 5999988 /dev/zero)
 }
 
 @test "faultinject: fallocate unsupported: written with write(2), identical" {
@@ -506,6 +541,23 @@ killed_mid_sort() {
   [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
   [ "$(ls -A "$T/d")" = out ] || fail "left beside the output: $(ls -A "$T/d")"
   cmp "$T/want" "$T/d/out"
+}
+
+@test "SIGINT while standard output is mapped: the file cut back to where the sort began" {
+  local pid
+  env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
+  "$REFSORT" gen u32 1000003 38 > "$T/in"
+  FAULTINJECT_STOP=sized FAULTINJECT_OP=none FAULTINJECT_TARGET=stdout LD_PRELOAD="$FAULTINJECT" \
+    env --default-signal=INT "$CLSORT" "${DEV[@]}" "$T/in" > "$T/file" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  [ "$(stat -c %s "$T/file")" -eq 4000012 ] || fail "not sized: $(stat -c %s "$T/file") bytes"
+  kill -INT $pid
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
+  [ ! -s "$T/file" ] || fail "$(stat -c %s "$T/file") bytes left"
 }
 
 @test "with and without --sync: an error or SIGINT mid-write leaves OUT as it was, nothing beside it" {
