@@ -478,6 +478,11 @@ int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 	return open_now(d, spec_text, profiling);
 }
 
+bool dev_ahead_pending(void)
+{
+	return ahead.running;
+}
+
 void dev_ahead_done(void)
 {
 	if (join_ahead(ahead.spec, ahead.profiling) && ahead.rc == 0)

@@ -69,6 +69,9 @@ void dev_close(struct dev_ctx *d);
 void dev_open_ahead(const char *spec, bool profiling);
 /* Close what dev_open_ahead opened where no dev_open took it. */
 void dev_ahead_done(void);
+/* Whether dev_open_ahead has a device opening or open for a dev_open to
+ * take. */
+bool dev_ahead_pending(void);
 
 /* Build the embedded kernels with the given options, from the binary cache
  * when an entry for this source, options, clsort version, platform, device

@@ -476,14 +476,16 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * input (its last line may lack one), and a whole output (not a part
 	 * of another's file) is cut to what was written.  Populated, the
 	 * output is in memory all at once, which is for outputs well inside
-	 * the memory budget only; a larger one is mapped all the same, its
-	 * pages faulted in by the threads that copy into them. */
+	 * the memory budget only (and where a device starts meanwhile: one
+	 * opened while a stream was read has no start left to hide it
+	 * under); a larger one is mapped all the same, its pages faulted in
+	 * by the threads that copy into them. */
 	struct srt_warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
 				 .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes :
 					      f->fmt == CLS_FMT_KV ? in->bytes + in->count : 0,
 				 .map_out = (f->fmt == CLS_FMT_KV && !out->part) ||
 					    (f->fmt == CLS_FMT_BIN && !f->unique),
-				 .fault_out = in->bytes <= o->memory_bytes / 2,
+				 .fault_out = in->bytes <= o->memory_bytes / 2 && !dev_ahead_pending(),
 				 .threads = f->threads };
 	double t0, t_start = 0, t_work = 0;
 
