@@ -6,6 +6,7 @@
 
 #include "kvkey.h"
 #include "strkey.h"
+#include "strtie.h"
 #include "tie.h"
 #include "util.h"
 

@@ -13,6 +13,7 @@
 
 #include "../src/radix.h"
 #include "../src/strkey.h"
+#include "../src/strtie.h"
 #include "tap.h"
 
 struct keys {
