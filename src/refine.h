@@ -1,5 +1,5 @@
 /* After the sort of a run's words: the words whose keys tie on the word
- * ordered by their whole keys (string keys in rounds, strkey.h; binary keys
+ * ordered by their whole keys (string keys in rounds, strtie.h; binary keys
  * longer than their words, tie.h), and -u's first of each key. */
 #ifndef CLSORT_REFINE_H
 #define CLSORT_REFINE_H

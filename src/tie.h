@@ -9,8 +9,9 @@
  * prefix of a longer one first; shorter keys' words are padded with zero
  * bytes.  A module with keys of its own supplies how the key of a record
  * index is found: fixed-size binary keys (-k bytes:N) do.  String keys
- * (strkey.c) are ordered the same way, though their words carry 11 bytes,
- * the length and a 32-bit index, and str_refine orders their ties. */
+ * (strkey.h) are ordered the same way, though their words carry 11 bytes,
+ * the length and a 32-bit index, and str_refine (strtie.h) orders their
+ * ties. */
 #ifndef CLSORT_TIE_H
 #define CLSORT_TIE_H
 
