@@ -287,7 +287,7 @@ static bool order_small(const struct refiner *r, const struct segment *seg, stru
 }
 
 /* What a share of a large segment's round does. */
-enum share_step { SHARE_WORDS, SHARE_GATHER, SHARE_PUT, SHARE_TIES };
+enum share_step { SHARE_FIND, SHARE_WORDS, SHARE_GATHER, SHARE_PUT, SHARE_TIES };
 
 /* What the shares of a step found. */
 struct share_result {
@@ -398,6 +398,9 @@ static void share_job(void *arg)
 	struct share_job *j = arg;
 
 	switch (j->step) {
+	case SHARE_FIND:
+		find_range(j->r, j->seg->start + j->from, j->to - j->from);
+		break;
 	case SHARE_WORDS:
 		words_share(j);
 		break;
@@ -413,8 +416,9 @@ static void share_job(void *arg)
 
 /* Run one step of seg's round (words: the round's, sorted after
  * SHARE_WORDS) on its words shared out between up to threads threads (on
- * this one where threads is 1), what they found in *res; SHARE_TIES
- * pushes the runs of tied words on out. */
+ * this one where threads is 1), what they found in *res: SHARE_FIND finds
+ * the keys of a group not ordered yet, SHARE_TIES pushes the runs of tied
+ * words on out. */
 static void by_shares(const struct refiner *r, const struct segment *seg, unsigned threads,
 		      enum share_step step, struct round_buf *b, struct word128 *words,
 		      size_t skip, struct share_result *res, struct seg_list *out)
@@ -583,48 +587,6 @@ static void refine_job(void *arg)
 	j->time = now_sec() - t0;
 }
 
-/* A share of the tied groups, whose keys it finds. */
-struct find_job {
-	const struct refiner *r;
-	const struct segment *segs;
-	size_t n;
-};
-
-static void find_job(void *arg)
-{
-	const struct find_job *j = arg;
-	size_t s;
-
-	for (s = 0; s < j->n; s++)
-		find_range(j->r, j->segs[s].start, j->segs[s].n);
-}
-
-/* Find the keys of seg's words on threads threads, in pieces of
- * REFINE_BIG.  False when out of memory. */
-static bool find_keys(const struct refiner *r, const struct segment *seg, unsigned threads)
-{
-	struct find_job jobs[REFINE_MAX_THREADS];
-	struct seg_list l = { 0 };
-	size_t per, at = 0, j;
-	unsigned t, count = 0;
-
-	for (j = 0; j < seg->n; j += REFINE_BIG)
-		if (!seg_push(&l, seg->start + j, seg->n - j < REFINE_BIG ? seg->n - j : REFINE_BIG,
-			      seg->depth, false)) {
-			free(l.s);
-			return false;
-		}
-	per = (l.n + threads - 1) / threads;
-	for (t = 0; t < threads && at < l.n; t++, count++) {
-		const size_t k = l.n - at < per ? l.n - at : per;
-		jobs[t] = (struct find_job){ r, l.s + at, k };
-		at += k;
-	}
-	run_parallel(find_job, jobs, sizeof jobs[0], count);
-	free(l.s);
-	return true;
-}
-
 /* A share of the sorted words whose keys it compares with the word's
  * before (str_refine's same). */
 struct same_job {
@@ -679,6 +641,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
 	struct pieces pool = { NULL, NULL, 0, 0 };
+	struct share_result res;
 	size_t i = 0, j, left = 0, groups = 0, big_rounds = 0;
 	unsigned t, count = 0;
 	double t0 = now_sec(), t_find = 0, t_big, longest = 0, sum = 0;
@@ -725,7 +688,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 		 * every thread (it alone would leave the others idle). */
 		if (seg.depth == STR_PREFIX) {
 			const double t1 = now_sec();
-			ok = find_keys(&r, &seg, threads);
+			by_shares(&r, &seg, threads, SHARE_FIND, &b, NULL, 0, &res, NULL);
 			t_find += now_sec() - t1;
 		}
 		ok = ok && round_of(&r, seg, threads, &b, &next);
