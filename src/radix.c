@@ -488,29 +488,34 @@ static void insertion_sort(void *words, size_t n, enum word_kind kind)
 	}
 }
 
+/* sort_bucket_32, _64 or _128, as kind says. */
+static void sort_bucket(enum word_kind kind, uint32_t (*count)[RADIX], void *words, void *room,
+			size_t m, unsigned low, unsigned bits)
+{
+	switch (kind) {
+	case WORD32:
+		sort_bucket_32(count, words, room, m, low, bits);
+		break;
+	case WORD64:
+		sort_bucket_64(count, words, room, m, low, bits);
+		break;
+	case WORD128:
+		sort_bucket_128(count, words, room, m, low, bits);
+		break;
+	}
+}
+
 static void sort_buckets(void *arg)
 {
 	struct bucket_job *j = arg;
+	const size_t ws = word_size(j->r->kind);
 	size_t v;
 
 	for (v = j->vlo; v < j->vhi; v++) {
 		const size_t at = j->start[v], m = j->start[v + 1] - at;
-		if (m > BUCKET_MAX)
-			continue;
-		switch (j->r->kind) {
-		case WORD32:
-			sort_bucket_32(j->count, (uint32_t *)j->r->src + at, j->room, m, j->low,
-				       j->bits);
-			break;
-		case WORD64:
-			sort_bucket_64(j->count, (uint64_t *)j->r->src + at, j->room, m, j->low,
-				       j->bits);
-			break;
-		case WORD128:
-			sort_bucket_128(j->count, (struct word128 *)j->r->src + at, j->room, m,
-					j->low, j->bits);
-			break;
-		}
+		if (m <= BUCKET_MAX)
+			sort_bucket(j->r->kind, j->count, (char *)j->r->src + at * ws, j->room, m,
+				    j->low, j->bits);
 	}
 }
 
@@ -675,17 +680,7 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	 * (where LSD passes would pay for every digit). */
 	if (n < BUCKETS_MIN) {
 		uint32_t counts[2][RADIX];
-		switch (kind) {
-		case WORD32:
-			sort_bucket_32(counts, words, scratch, n, lo, hi + 1 - lo);
-			break;
-		case WORD64:
-			sort_bucket_64(counts, words, scratch, n, lo, hi + 1 - lo);
-			break;
-		case WORD128:
-			sort_bucket_128(counts, words, scratch, n, lo, hi + 1 - lo);
-			break;
-		}
+		sort_bucket(kind, counts, words, scratch, n, lo, hi + 1 - lo);
 		goto done;
 	}
 	/* The highest bits first: where their buckets are small enough, each
@@ -694,7 +689,7 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	r.dig[0].mask = ((uint32_t)1 << (hi + 1 - r.dig[0].shift)) - 1;
 	r.first = r.pass = 0;
 	r.last = 1;
-	if (n >= BUCKETS_MIN && r.dig[0].shift > lo) {
+	if (r.dig[0].shift > lo) {
 		run_parallel(count, jobs, sizeof *jobs, threads);
 		totals(jobs, threads, 0, sum);
 		rc = sort_msd(&r, jobs, threads, lo, sum, n, words, scratch);
