@@ -282,18 +282,23 @@ static int mark_open(int fd, const char *path, int flags)
 
 /* FAULTINJECT_STOP: stop at the first write, fallocate or fsync (or, with
  * stop_reads, read) on a targeted descriptor. */
-static void maybe_stop(int fd, int is_read)
+/* Stop the process if *flag is set, clearing it: one stop per flag. */
+static void stop_once_for(int *flag)
 {
 	int now;
 
-	if (is_read != stop_reads || !targeted(fd))
-		return;
 	pthread_mutex_lock(&lock);
-	now = stop_once;
-	stop_once = 0;
+	now = *flag;
+	*flag = 0;
 	pthread_mutex_unlock(&lock);
 	if (now)
 		raise(SIGSTOP);
+}
+
+static void maybe_stop(int fd, int is_read)
+{
+	if (is_read == stop_reads && targeted(fd))
+		stop_once_for(&stop_once);
 }
 
 /* How many of len bytes may go through on fd now: len when the fd is not
@@ -463,16 +468,8 @@ static int refuse_fallocate(int fd, int mode, off64_t off, off64_t len)
  * size by fallocate. */
 static int stop_if_sized(int fd, int mode, int rc)
 {
-	int now;
-
-	if (rc != 0 || (mode & FALLOC_FL_KEEP_SIZE) || !targeted(fd))
-		return rc;
-	pthread_mutex_lock(&lock);
-	now = stop_sized;
-	stop_sized = 0;
-	pthread_mutex_unlock(&lock);
-	if (now)
-		raise(SIGSTOP);
+	if (rc == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && targeted(fd))
+		stop_once_for(&stop_sized);
 	return rc;
 }
 
