@@ -73,6 +73,12 @@ static void remove_pending(void)
  * running before the signals were blocked (a library's). */
 static void on_signal(int sig)
 {
+	/* SIGBUS from a store into standard output's mapping after the
+	 * signal thread cut the file back: the process is dying of that
+	 * thread's signal, which must decide its status. */
+	if (sig == SIGBUS && dying)
+		for (;;)
+			pause();
 	remove_pending();
 	signal(sig, SIG_DFL);
 	raise(sig);
