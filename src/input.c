@@ -105,14 +105,232 @@ static void prefault_tell(struct prefault *p, size_t len, bool stop)
 	}
 }
 
+/* --- a stream read while its runs are sorted ------------------------------ */
+
+struct in_stream {
+	const char *name;
+	int fd;
+	bool own_fd;		/* closed with it */
+	struct in_watch watch;	/* a copy: the reader outlives in_open */
+	unsigned char *buf;
+	size_t cap;
+	size_t len;		/* bytes in buf */
+	uint64_t base;		/* the stream's offset of buf[0] */
+	uint64_t used;		/* the offset the consumer is done below */
+	uint64_t need;		/* the offset the consumer waits for */
+	bool busy;		/* the consumer holds bytes of buf */
+	bool ended, stop;
+	int rc;			/* CLS_E_FAIL once a read failed */
+	double waited;		/* the reader, for room */
+	pthread_mutex_t lock;
+	pthread_cond_t change;	/* any of the above changed */
+	pthread_t thread;
+	bool running;
+	struct prefault pf;
+};
+
+/* The region is full: wait until the consumer holds none of it and waits
+ * for more than it has, then move the bytes it is not done with to the
+ * start (or, where it is done with none, a line longer than the region,
+ * make the region twice as large).  Under s->lock. */
+static int make_room(struct in_stream *s)
+{
+	const double t0 = now_sec();
+	size_t keep;
+
+	while (!s->stop && (s->busy || s->need <= s->base + s->len))
+		pthread_cond_wait(&s->change, &s->lock);
+	s->waited += now_sec() - t0;
+	if (s->stop)
+		return CLS_E_FAIL;
+	keep = (size_t)(s->base + s->len - s->used);
+	if (keep < s->len) {
+		memmove(s->buf, s->buf + (s->len - keep), keep);
+		s->base = s->used;
+		s->len = keep;
+		return 0;
+	}
+	void *g = mremap(s->buf, s->cap, 2 * s->cap, MREMAP_MAYMOVE);
+	if (g == MAP_FAILED) {
+		msg_errno(errno, "%s: cannot hold a line of more than %zu bytes", s->name, s->cap);
+		return CLS_E_FAIL;
+	}
+	s->buf = g;
+	s->cap *= 2;
+	return 0;
+}
+
+static void *stream_main(void *arg)
+{
+	struct in_stream *s = arg;
+	size_t len = s->len;
+	ssize_t r;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (;;) {
+		if (len == s->cap) {
+			int rc;
+			/* The pages ahead are taken again after the move. */
+			prefault_tell(&s->pf, len, true);
+			pthread_mutex_lock(&s->lock);
+			rc = make_room(s);
+			len = s->len;
+			pthread_mutex_unlock(&s->lock);
+			if (rc) {
+				s->rc = CLS_E_FAIL;
+				break;
+			}
+		}
+		/* in_close cancels a reader that waits on a stalled writer. */
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		r = read(s->fd, s->buf + len, s->cap - len < STREAM_READ ? s->cap - len : STREAM_READ);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			msg_errno(errno, "%s: read failed", s->name);
+			s->rc = CLS_E_FAIL;
+			break;
+		}
+		if (r == 0)
+			break;
+		if (s->watch.large && s->base + len < IN_WATCH_BYTES &&
+		    s->base + len + (size_t)r >= IN_WATCH_BYTES)
+			s->watch.large(s->watch.ctx, s->buf, len + (size_t)r);
+		len += (size_t)r;
+		prog_add(PROG_READ, (uint64_t)r);
+		if (!s->pf.running && len >= STREAM_READ && len < s->cap) {
+			s->pf.buf = s->buf;
+			s->pf.cap = s->cap;
+			s->pf.read = s->pf.taken = len;
+			s->pf.stop = false;
+			s->pf.running = pthread_create(&s->pf.thread, NULL, prefault_main, &s->pf) == 0;
+		} else {
+			prefault_tell(&s->pf, len, false);
+		}
+		pthread_mutex_lock(&s->lock);
+		s->len = len;
+		pthread_cond_broadcast(&s->change);
+		pthread_mutex_unlock(&s->lock);
+	}
+	prefault_tell(&s->pf, len, true);
+	pthread_mutex_lock(&s->lock);
+	s->ended = true;
+	pthread_cond_broadcast(&s->change);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Stop s's reader and release it. */
+static void stream_free(struct in_stream *s)
+{
+	if (s->running) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_broadcast(&s->change);
+		pthread_mutex_unlock(&s->lock);
+		pthread_cancel(s->thread);
+		pthread_join(s->thread, NULL);
+		/* A reader cancelled in read(2) left its helper running. */
+		prefault_tell(&s->pf, s->len, true);
+	}
+	if (s->buf)
+		munmap(s->buf, s->cap);
+	if (s->own_fd)
+		close(s->fd);
+	free(s);
+}
+
+int in_stream_take(struct in_stream *s, size_t want, const unsigned char **p, size_t *len,
+		   bool *ended)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	s->need = s->used + want + 1;
+	pthread_cond_broadcast(&s->change);
+	while (!s->ended && s->base + s->len < s->need)
+		pthread_cond_wait(&s->change, &s->lock);
+	rc = s->rc;
+	s->busy = rc == 0;
+	*p = s->buf + (s->used - s->base);
+	*len = (size_t)(s->base + s->len - s->used);
+	*ended = s->ended;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void in_stream_done(struct in_stream *s, size_t n)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t start, end;
+
+	pthread_mutex_lock(&s->lock);
+	/* Whole pages only: the next part may begin in the last one. */
+	start = (size_t)(s->used - s->base) / page * page;
+	end = (size_t)(s->used + n - s->base) / page * page;
+	if (end > start)
+		madvise(s->buf + start, end - start, MADV_DONTNEED);
+	s->used += n;
+	s->busy = false;
+	pthread_cond_broadcast(&s->change);
+	pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t in_stream_bytes(struct in_stream *s, double *waited)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->base + s->len;
+	*waited = s->waited;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* The stream f, fd, whose first len bytes are in buf: read on by a thread
+ * of its own from now on (f->stream). */
+static int start_stream(struct in_file *f, int fd, unsigned char *buf, size_t cap, size_t len,
+			const struct in_watch *watch)
+{
+	struct in_stream *s = calloc(1, sizeof *s);
+
+	if (!s) {
+		msg_errno(ENOMEM, "cannot read %s", f->name);
+		munmap(buf, cap);
+		return CLS_E_FAIL;
+	}
+	s->name = f->name;
+	s->fd = fd;
+	s->watch = *watch;
+	s->buf = buf;
+	s->cap = cap;
+	s->len = len;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->change, NULL);
+	pthread_mutex_init(&s->pf.lock, NULL);
+	pthread_cond_init(&s->pf.more, NULL);
+	if (pthread_create(&s->thread, NULL, stream_main, s)) {
+		msg_errno(errno, "cannot read %s", f->name);
+		stream_free(s);
+		return CLS_E_FAIL;
+	}
+	s->running = true;
+	s->own_fd = fd != STDIN_FILENO;
+	f->stream = s;
+	f->data = (const unsigned char *)"";
+	return 0;
+}
+
 /* A stream: read into a region of memory bytes reserved up front (pages
  * taken as they fill, huge ones where the system gives them: no copies as
  * it grows, a few page faults); past memory bytes, the region goes to an
  * unlinked temporary file, and so does every later region's worth, and
  * that file is mapped. */
 static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir,
-		       const struct in_watch *watch)
+		       const struct in_watch *watch, bool runs)
 {
+	const double t0 = now_sec();
 	const size_t cap = memory < ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)memory;
 	struct prefault pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
 	unsigned char *buf;
@@ -154,6 +372,16 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			watch->large(watch->ctx, buf, len + (size_t)r);
 		len += (size_t)r;
 		prog_add(PROG_READ, (uint64_t)r);
+		/* Past a run, a stream that comes no faster than its runs are
+		 * sorted goes on being read by a thread of its own, its runs
+		 * sorted meanwhile; a faster one is read whole first. */
+		if (runs && tfd < 0 && len > watch->run_bytes) {
+			runs = false;
+			if ((double)len <= watch->run_rate * (now_sec() - t0)) {
+				prefault_tell(&pf, len, true);
+				return start_stream(f, fd, buf, cap, len, watch);
+			}
+		}
 		if (!pf.running && tfd < 0 && len >= STREAM_READ && len < cap) {
 			pf.buf = buf;
 			pf.cap = cap;
@@ -193,8 +421,10 @@ fail:
 	return CLS_E_FAIL;
 }
 
+/* runs: the single input, whose stream may be left to its reader
+ * (open_stream). */
 static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir,
-		    const struct in_watch *watch)
+		    const struct in_watch *watch, bool runs)
 {
 	const bool is_stdin = !strcmp(f->name, "-");
 	struct stat st;
@@ -227,7 +457,10 @@ static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir,
 			goto out;
 		}
 	}
-	rc = read_stream(f, fd, memory, tmpdir, watch);
+	rc = read_stream(f, fd, memory, tmpdir, watch, runs);
+	/* A stream left to its reader closes fd with it. */
+	if (f->stream)
+		return rc;
 out:
 	if (!is_stdin)
 		close(fd);
@@ -253,7 +486,8 @@ int in_open(struct in_set *set, const char *const *names, size_t count, uint64_t
 	set->count = count;
 	for (i = 0; i < count; i++) {
 		set->files[i].name = names[i];
-		if (open_one(&set->files[i], memory, tmpdir, watch)) {
+		if (open_one(&set->files[i], memory, tmpdir, watch,
+			     watch && watch->run_bytes && count == 1)) {
 			in_close(set);
 			return CLS_E_FAIL;
 		}
@@ -266,6 +500,8 @@ void in_close(struct in_set *set)
 {
 	size_t i;
 	for (i = 0; i < set->count; i++) {
+		if (set->files[i].stream)
+			stream_free(set->files[i].stream);
 		if (set->files[i].map) {
 			/* Unmapped pages of a sequential mapping are not marked
 			 * accessed one by one: munmap takes half the time. */

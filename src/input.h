@@ -5,6 +5,7 @@
 #ifndef CLSORT_INPUT_H
 #define CLSORT_INPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@ struct in_file {
 	void *heap;			/* memory that holds a stream, or NULL: */
 	size_t heap_len;		/* unmapped at the end, never released early */
 	uint64_t first_line;		/* lines before data, cut off by --header */
+	struct in_stream *stream;	/* a stream still being read (in_watch's
+					 * run_bytes): data and size are empty */
 };
 
 struct in_set {
@@ -32,6 +35,12 @@ struct in_set {
 struct in_watch {
 	void (*large)(void *ctx, const unsigned char *data, size_t len);
 	void *ctx;
+	/* Not 0: a single input that is a stream, delivers more than
+	 * run_bytes, and no more than run_rate bytes a second meanwhile, is
+	 * left to a thread that goes on reading it (the in_file's stream),
+	 * so that its runs are sorted while the rest arrives. */
+	size_t run_bytes;
+	double run_rate;
 };
 
 /* Open and map (or read) every name; no names means stdin.  memory bounds
@@ -50,5 +59,25 @@ void in_prefault(const struct in_set *set, uint64_t limit);
 /* Done with f's bytes [off, off+len): give mapped pages back to the
  * system, so reading a large file does not grow the resident set. */
 void in_release(const struct in_file *f, size_t off, size_t len);
+
+/* A stream read on a thread of its own, into memory of in_open's memory
+ * bytes that its consumer gives back as it is done with each part (the
+ * bytes kept move to its start when it is full: the consumer has sorted
+ * the rest, or the reader waits).  in_close stops and releases it. */
+struct in_stream;
+
+/* Wait until s holds more than want bytes past those the consumer is done
+ * with, or has ended; then every byte held past those, (*p, *len), is the
+ * consumer's until in_stream_done, and *ended tells that the stream has
+ * ended and nothing more will come.  0, or CLS_E_FAIL when reading failed
+ * (after a message). */
+int in_stream_take(struct in_stream *s, size_t want, const unsigned char **p, size_t *len,
+		   bool *ended);
+/* The consumer is done with the first n bytes of those taken (n may be 0:
+ * it needs more to go on); their memory is given back. */
+void in_stream_done(struct in_stream *s, size_t n);
+/* Bytes read so far, and the seconds the reader waited for the consumer
+ * to make room. */
+uint64_t in_stream_bytes(struct in_stream *s, double *waited);
 
 #endif

@@ -18,6 +18,7 @@
 #include "output.h"
 #include "progress.h"
 #include "runs.h"
+#include "streamsort.h"
 #include "tmpfile.h"
 #include "util.h"
 
@@ -154,12 +155,24 @@ static int open_input(const struct cls_opts *o, struct cls_input *ci, const stru
 	double t0 = now_sec();
 	int rc;
 
+	struct in_watch w;
+
 	memset(ci, 0, sizeof *ci);
 	if (o->format != CLS_FMT_NPY && enc_setup(&ci->f, o))
 		return CLS_E_FAIL;
+	if (watch) {
+		w = *watch;
+		w.run_bytes = stream_run_bytes(o, &ci->f);
+		w.run_rate = stream_run_rate();
+		watch = &w;
+	}
 	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir, watch))
 		return CLS_E_FAIL;
 	ci->opened = true;
+	if (ci->in.files[0].stream) {
+		msg_info(1, "%s: reading it while its runs are sorted", ci->in.files[0].name);
+		return 0;
+	}
 	warn_if_text(o, &ci->in);
 	rc = o->format == CLS_FMT_NPY ? npy_setup(&ci->in, o, &ci->npy, &ci->f) : 0;
 	if (rc == 0)
@@ -287,7 +300,7 @@ int cls_run(const struct cls_opts *o)
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
 	struct ahead ahead = { o, &ci.f };
-	const struct in_watch watch = { open_ahead, &ahead };
+	const struct in_watch watch = { open_ahead, &ahead, 0, 0 };
 	const double t0 = now_sec();
 	int rc;
 
@@ -317,7 +330,12 @@ int cls_run(const struct cls_opts *o)
 		out_abort(&out);
 		goto out;
 	}
-	rc = npy_counted(o) ? sort_counted(o, &devs, &ci, &out) : sort_or_merge(o, &devs, &ci, &out);
+	if (ci.in.files[0].stream)
+		rc = stream_sort(o, &ci.f, &ci.in.files[0], &out);
+	else if (npy_counted(o))
+		rc = sort_counted(o, &devs, &ci, &out);
+	else
+		rc = sort_or_merge(o, &devs, &ci, &out);
 	if (rc == 0) {
 		rc = out_finish(&out);
 		prog_end();

@@ -45,10 +45,9 @@ struct tally {
 	size_t runs;
 };
 
-/* --skip-bad: how many lines were dropped, by cause. */
-static void report_skipped(const struct cls_opts *o, const struct tally *t)
+void runs_report_skipped(const struct cls_opts *o, uint64_t skipped, uint64_t fields)
 {
-	const uint64_t fields = t->skipped_fields, keys = t->skipped - fields;
+	const uint64_t keys = skipped - fields;
 	char a[96] = "", b[96] = "";
 
 	if (keys)
@@ -56,8 +55,8 @@ static void report_skipped(const struct cls_opts *o, const struct tally *t)
 	if (fields)
 		snprintf(b, sizeof b, "%llu with fewer than %u fields", (unsigned long long)fields,
 			 o->field);
-	msg_err("skipped %llu line%s: %s%s%s%s", (unsigned long long)t->skipped,
-		t->skipped == 1 ? "" : "s", a, keys && fields ? ", " : "", b,
+	msg_err("skipped %llu line%s: %s%s%s%s", (unsigned long long)skipped,
+		skipped == 1 ? "" : "s", a, keys && fields ? ", " : "", b,
 		util_verbose ? "" : " (-v names the first few)");
 }
 
@@ -571,7 +570,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	if (rc)
 		goto out;
 	if (t.skipped)
-		report_skipped(o, &t);
+		runs_report_skipped(o, t.skipped, t.skipped_fields);
 	report(&s, t.runs, t.records);
 out:
 	srt_warm_done(&warm);

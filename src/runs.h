@@ -23,6 +23,10 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
  * the host engine or several devices.  Prints nothing. */
 const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records);
 
+/* --skip-bad: tell how many lines were dropped, fields of them for
+ * having fewer fields than the key's. */
+void runs_report_skipped(const struct cls_opts *o, uint64_t skipped, uint64_t fields);
+
 /* The settings of the engine that sorts f's records for o on device. */
 void runs_config(const struct cls_opts *o, const struct enc_format *f, const char *device,
 		 struct eng_config *ec);

@@ -96,6 +96,12 @@ int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, 
 	return files ? choose_fanin(s, est_runs) : 0;
 }
 
+int spl_to_files(struct spl_set *s, uint64_t est_runs)
+{
+	s->files = true;
+	return choose_fanin(s, est_runs);
+}
+
 void spl_free(struct spl_set *s)
 {
 	free_runs(s->runs, s->n);

@@ -30,6 +30,9 @@ struct spl_set {
  * files. */
 int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, uint64_t memory,
 	     bool files, uint64_t est_runs);
+/* From now on, new runs go to temporary files (those kept in memory stay
+ * there): about est_runs in all.  0 or CLS_E_FAIL as spl_init. */
+int spl_to_files(struct spl_set *s, uint64_t est_runs);
 /* Release every run kept (the set may keep more after). */
 void spl_free(struct spl_set *s);
 

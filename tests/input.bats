@@ -145,3 +145,119 @@ pipe_same_as_file() {
     fail "$stderr"
   [ ! -e "$T/got" ]
 }
+
+# --- a stream sorted in runs while it is read ------------------------------
+# Records and lines from a pipe that comes no faster than CLSORT_STREAM_RATE
+# bytes a second, on 4 threads or more, are cut into runs of
+# CLSORT_STREAM_RUN bytes that are sorted while the rest arrives, then merged.
+
+# stream_same_as_file FILE OPTION...: FILE through a pipe, sorted in runs of
+# 64 KiB on 4 threads, gives the file's bytes, in more than one run.
+stream_same_as_file() {
+  local in=$1
+  shift
+  "$CLSORT" "${DEV[@]}" "$@" "$in" > "$T/want" || fail "clsort $* $in failed"
+  cat "$in" | CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e15 "$CLSORT" "${DEV[@]}" --parallel 4 -v "$@" \
+    > "$T/got" 2> "$T/err" || fail "clsort $* from a pipe failed: $(cat "$T/err")"
+  cmp "$T/want" "$T/got" || fail "clsort $*: the stream's runs differ from the file's sort"
+  grep -q 'sorting its runs on .* while it is read, 65536 bytes a run' "$T/err" ||
+    fail "clsort $*: not sorted in runs while read: $(cat "$T/err")"
+  grep -Eq 'records in ([2-9]|[1-9][0-9]+) runs' "$T/err" ||
+    fail "clsort $*: not in several runs: $(cat "$T/err")"
+}
+
+@test "a stream's runs sorted while it is read give the file's bytes in every format" {
+  "$REFSORT" gen-rec 60000 16 4 u64 31 few > "$T/rec"
+  stream_same_as_file "$T/rec" -R 16 --key-offset 4 -k u64 -s
+  stream_same_as_file "$T/rec" -R 16 --key-offset 4 -k u64 -u
+  stream_same_as_file "$T/rec" -R 16 -k f32 -r
+  "$REFSORT" gen-kv 40000 32 > "$T/kv"
+  stream_same_as_file "$T/kv" -f kv
+  stream_same_as_file "$T/kv" -f kv -r -s
+  "$REFSORT" gen-kv 40000 33 u32 300 > "$T/few"
+  stream_same_as_file "$T/few" -f kv -u
+  stream_same_as_file "$T/few" -f kv -k str -u
+  stream_same_as_file "$T/few" -t: -K 1,u32,r -K 2,str
+  stream_same_as_file "$T/few" -k str -F 0
+  # The last line without its line end.
+  printf '7:last' >> "$T/few"
+  stream_same_as_file "$T/few" -f kv -s
+}
+
+@test "a stream's runs go to temporary files past half of --memory" {
+  "$REFSORT" gen-kv 60000 34 > "$T/kv"
+  mkdir "$T/tmp"
+  stream_same_as_file "$T/kv" -f kv --memory 1M -T "$T/tmp"
+  grep -q 'the later ones in temporary files' "$T/err" || fail "no runs in files: $(cat "$T/err")"
+  "$REFSORT" gen-rec 60000 16 0 u32 35 > "$T/rec"
+  stream_same_as_file "$T/rec" -R 16 -k u32 -s --memory 1M -T "$T/tmp"
+  [ -z "$(ls -A "$T/tmp")" ] || fail "temporary files left: $(ls -A "$T/tmp")"
+}
+
+@test "a line longer than a stream's memory: the region grows, the sort is the file's" {
+  { printf '5:%0300000d\n' 1; "$REFSORT" gen-kv 20000 36; printf '3:%0700000d\n' 2
+    "$REFSORT" gen-kv 3000 37; } > "$T/long"
+  stream_same_as_file "$T/long" -f kv --memory 1M -T "$BATS_TEST_TMPDIR"
+}
+
+@test "a stream in runs: bad lines named by their line in the whole stream, --skip-bad counted" {
+  "$REFSORT" gen-kv 30000 38 > "$T/kv"
+  sed '25000s/^[0-9]*:/x:/' "$T/kv" > "$T/bad"
+  run --separate-stderr bash -c "cat '$T/bad' | CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e15 \
+    '$CLSORT' ${DEV[*]} --parallel 4 -f kv -o '$T/got'"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == "clsort: -:25000: "* ]] || fail "$stderr"
+  [ ! -e "$T/got" ]
+  stream_same_as_file "$T/bad" -f kv --skip-bad
+  grep -q '^clsort: skipped 1 line: 1 with a bad key' "$T/err" || fail "$(cat "$T/err")"
+}
+
+@test "a stream in runs from a writer killed mid-record: the truncated record's error" {
+  "$REFSORT" gen-rec 20000 16 0 u64 39 > "$T/rec"
+  CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e15 run --separate-stderr "$CLSORT" "${DEV[@]}" \
+    --parallel 4 -R 16 -k u64 \
+    -o "$T/got" < <(head -c 160007 "$T/rec"; kill -9 $BASHPID)
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: -: size 160007 is not a multiple of the 16-byte record size (7 trailing bytes)" ] ||
+    fail "$stderr"
+  [ ! -e "$T/got" ]
+}
+
+@test "a stream in runs that fails while its writer still writes ends at once" {
+  "$REFSORT" gen-kv 30000 40 > "$T/kv"
+  sed '2000s/^[0-9]*:/x:/' "$T/kv" > "$T/bad"
+  # The writer sends the bad line, then stalls: the reader is cancelled.
+  SECONDS=0
+  CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e15 run --separate-stderr timeout 30 "$CLSORT" \
+    "${DEV[@]}" --parallel 4 \
+    -f kv -o "$T/got" < <(cat "$T/bad"; exec sleep 60 3>&-)
+  kill $! 2>/dev/null || true
+  [ "$status" -eq 2 ] || fail "status $status: $stderr"
+  [[ "$stderr" == "clsort: -:2000: "* ]] || fail "$stderr"
+  [ "$SECONDS" -lt 30 ]
+  [ ! -e "$T/got" ]
+  # The output's reader goes away: SIGPIPE, as a filter dies of it.
+  run bash -c "cat '$T/kv' | CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e15 '$CLSORT' \
+    ${DEV[*]} --parallel 4 -f kv |
+    head -c 10 > /dev/null; echo \${PIPESTATUS[1]}"
+  [ "$output" = 141 ] || fail "status $output"
+}
+
+@test "a writer with pauses is sorted in runs on 4 threads; on 2, or fast, read whole first" {
+  "$REFSORT" gen-kv 6000 41 > "$T/in"
+  "$CLSORT" -f kv "$T/in" > "$T/want"
+  # Pauses of 0.05 s between pieces of about 30 KiB: under 1 MB/s, where
+  # runs of 64 KiB count the stream slower than 10 MB/s.
+  for p in 2 4 fast; do
+    { for ((i = 0; i < 6000; i += 1000)); do
+        sed -n "$((i + 1)),$((i + 1000))p" "$T/in"; sleep 0.05
+      done; } | CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=$([ $p = fast ] && echo 1000 || echo 1e7) \
+        "$CLSORT" -f kv "${DEV[@]}" --parallel ${p/fast/4} -v > "$T/got" 2> "$T/err"
+    cmp "$T/want" "$T/got"
+    if [ $p = 4 ]; then
+      grep -q 'while it is read' "$T/err" || fail "not in runs on 4 threads: $(cat "$T/err")"
+    else
+      ! grep -q 'while it is read' "$T/err" || fail "in runs ($p): $(cat "$T/err")"
+    fi
+  done
+}
