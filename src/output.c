@@ -178,14 +178,17 @@ static off_t stdout_end(struct out_writer *w)
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	const off_t end = w->is_stdout && !w->total && !w->len ? stdout_end(w) : -1;
-	/* A part (and standard output) maps from the page its first byte
-	 * lies in. */
-	const uint64_t start = w->part ? w->at : end > 0 ? (uint64_t)end : 0, lead = start % page;
+	uint64_t start, lead;
 	unsigned char *p;
+	off_t end;
 
 	if (w->map)
 		return true;
+	end = w->is_stdout && !w->total && !w->len ? stdout_end(w) : -1;
+	/* A part (and standard output) maps from the page its first byte
+	 * lies in. */
+	start = w->part ? w->at : end > 0 ? (uint64_t)end : 0;
+	lead = start % page;
 	if ((!w->dest.temp && !w->part && !w->own && end < 0) || w->total || w->len || bytes == 0 ||
 	    bytes > SIZE_MAX - lead)
 		return false;
