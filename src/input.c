@@ -105,6 +105,54 @@ static void prefault_tell(struct prefault *p, size_t len, bool stop)
 	}
 }
 
+/* The reader has len bytes of buf's cap: the helper takes the pages ahead
+ * of it from STREAM_READ bytes on (started here), or is told how far the
+ * reader is. */
+static void prefault_follow(struct prefault *p, unsigned char *buf, size_t cap, size_t len)
+{
+	if (!p->running && len >= STREAM_READ && len < cap) {
+		p->buf = buf;
+		p->cap = cap;
+		p->read = p->taken = len;
+		p->stop = false;
+		p->running = pthread_create(&p->thread, NULL, prefault_main, p) == 0;
+	} else {
+		prefault_tell(p, len, false);
+	}
+}
+
+/* One read(2) of the stream fd into buf + len, at most cap - len bytes,
+ * base bytes of it before buf: the bytes read, 0 at its end, or -1 after
+ * a message naming it.  watch (may be NULL) is told as the stream passes
+ * IN_WATCH_BYTES.  cancellable: a thread with cancellation disabled may
+ * be cancelled in the read(2), and nowhere else. */
+static ssize_t read_step(const char *name, int fd, unsigned char *buf, size_t cap, size_t len,
+			 uint64_t base, const struct in_watch *watch, bool cancellable)
+{
+	ssize_t r;
+	int err;
+
+	do {
+		if (cancellable)
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		r = read(fd, buf + len, cap - len < STREAM_READ ? cap - len : STREAM_READ);
+		err = errno;
+		if (cancellable)
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	} while (r < 0 && err == EINTR);
+	if (r < 0) {
+		msg_errno(err, "%s: read failed", name);
+		return -1;
+	}
+	if (r > 0) {
+		if (watch && watch->large && base + len < IN_WATCH_BYTES &&
+		    base + len + (size_t)r >= IN_WATCH_BYTES)
+			watch->large(watch->ctx, buf, len + (size_t)r);
+		prog_add(PROG_READ, (uint64_t)r);
+	}
+	return r;
+}
+
 /* --- a stream read while its runs are sorted ------------------------------ */
 
 struct in_stream {
@@ -182,32 +230,13 @@ static void *stream_main(void *arg)
 			}
 		}
 		/* in_close cancels a reader that waits on a stalled writer. */
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-		r = read(s->fd, s->buf + len, s->cap - len < STREAM_READ ? s->cap - len : STREAM_READ);
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			msg_errno(errno, "%s: read failed", s->name);
+		r = read_step(s->name, s->fd, s->buf, s->cap, len, s->base, &s->watch, true);
+		if (r < 0)
 			s->rc = CLS_E_FAIL;
+		if (r <= 0)
 			break;
-		}
-		if (r == 0)
-			break;
-		if (s->watch.large && s->base + len < IN_WATCH_BYTES &&
-		    s->base + len + (size_t)r >= IN_WATCH_BYTES)
-			s->watch.large(s->watch.ctx, s->buf, len + (size_t)r);
 		len += (size_t)r;
-		prog_add(PROG_READ, (uint64_t)r);
-		if (!s->pf.running && len >= STREAM_READ && len < s->cap) {
-			s->pf.buf = s->buf;
-			s->pf.cap = s->cap;
-			s->pf.read = s->pf.taken = len;
-			s->pf.stop = false;
-			s->pf.running = pthread_create(&s->pf.thread, NULL, prefault_main, &s->pf) == 0;
-		} else {
-			prefault_tell(&s->pf, len, false);
-		}
+		prefault_follow(&s->pf, s->buf, s->cap, len);
 		pthread_mutex_lock(&s->lock);
 		s->len = len;
 		pthread_cond_broadcast(&s->change);
@@ -359,19 +388,13 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			}
 			len = 0;
 		}
-		r = read(fd, buf + len, cap - len < STREAM_READ ? cap - len : STREAM_READ);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			msg_errno(errno, "%s: read failed", f->name);
+		/* A region used again holds none of the stream's first bytes. */
+		r = read_step(f->name, fd, buf, cap, len, 0, tfd < 0 ? watch : NULL, false);
+		if (r < 0)
 			goto fail;
-		}
 		if (r == 0)
 			break;
-		if (watch && tfd < 0 && len < IN_WATCH_BYTES && len + (size_t)r >= IN_WATCH_BYTES)
-			watch->large(watch->ctx, buf, len + (size_t)r);
 		len += (size_t)r;
-		prog_add(PROG_READ, (uint64_t)r);
 		/* Past a run, a stream that comes no faster than its runs are
 		 * sorted goes on being read by a thread of its own, its runs
 		 * sorted meanwhile; a faster one is read whole first. */
@@ -382,14 +405,9 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 				return start_stream(f, fd, buf, cap, len, watch);
 			}
 		}
-		if (!pf.running && tfd < 0 && len >= STREAM_READ && len < cap) {
-			pf.buf = buf;
-			pf.cap = cap;
-			pf.read = pf.taken = len;
-			pf.running = pthread_create(&pf.thread, NULL, prefault_main, &pf) == 0;
-		} else {
-			prefault_tell(&pf, len, false);
-		}
+		/* A region used again has every page taken. */
+		if (tfd < 0)
+			prefault_follow(&pf, buf, cap, len);
 	}
 	prefault_tell(&pf, len, true);
 	if (tfd >= 0) {
@@ -422,7 +440,7 @@ fail:
 }
 
 /* runs: the single input, whose stream may be left to its reader
- * (open_stream). */
+ * (start_stream). */
 static int open_one(struct in_file *f, uint64_t memory, const char *tmpdir,
 		    const struct in_watch *watch, bool runs)
 {
