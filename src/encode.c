@@ -555,6 +555,35 @@ void enc_free_keys(struct enc_batch *b)
 	b->blocks = NULL;
 }
 
+int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b)
+{
+	const bool kv = f->fmt == CLS_FMT_KV;
+
+	/* kv lines are parsed a whole run at once, into words and a line
+	 * table, and -u thins a whole run's sorted words; bin records are
+	 * otherwise encoded as the engine takes them. */
+	if ((kv || f->unique) && !(b->words = xmalloc(cap * word_size(f->kind), "sort words")))
+		return CLS_E_FAIL;
+	if (kv && !(b->lines = xmalloc(cap * sizeof *b->lines, "line table")))
+		return CLS_E_FAIL;
+	if (f->nkeys && !(b->keys = xmalloc(cap * sizeof *b->keys, "key table")))
+		return CLS_E_FAIL;
+	return 0;
+}
+
+void enc_batch_free(struct enc_batch *b)
+{
+	free(b->words);
+	free(b->lines);
+	free(b->keys);
+	enc_free_keys(b);
+	free(b->slices);
+	b->words = NULL;
+	b->lines = NULL;
+	b->keys = NULL;
+	b->slices = NULL;
+}
+
 /* --- bin records ---------------------------------------------------------- */
 
 struct bin_job {

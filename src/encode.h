@@ -117,6 +117,13 @@ int enc_encode(const struct enc_format *f, struct enc_batch *b);
 
 /* Release the composed keys of b's run. */
 void enc_free_keys(struct enc_batch *b);
+/* Room in b for runs of up to cap records of f: their words where a whole
+ * run is encoded at once (kv lines, -u), kv's line table, and the
+ * composed keys' table of several keys.  0 or CLS_E_FAIL after a message;
+ * enc_batch_free releases what was had either way. */
+int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b);
+/* Release all that b holds: its buffers, slices and composed keys. */
+void enc_batch_free(struct enc_batch *b);
 
 /* bin only: encode records [first, first+count) of the run into dst,
  * without touching b->words.  0 or CLS_E_FAIL. */

@@ -459,7 +459,6 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 		 struct out_writer *out, struct engine *given)
 {
-	const bool kv = f->fmt == CLS_FMT_KV;
 	const size_t ws = word_size(f->kind);
 	struct sorter s;
 	struct choice choice;
@@ -526,24 +525,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	t_start = now_sec() - t0;
 	msg_info(1, "%llu records: sorting on %s", (unsigned long long)total, s.eng->name);
 	t0 = now_sec();
-	/* kv lines are parsed a whole run at once, into words and a line
-	 * table, and -u thins a whole run's sorted words; bin records are
-	 * otherwise encoded as the engine takes them. */
-	if (kv || f->unique) {
-		b.words = xmalloc(s.cap * ws, "sort words");
-		if (!b.words)
-			goto out;
-	}
-	if (kv) {
-		b.lines = xmalloc(s.cap * sizeof *b.lines, "line table");
-		if (!b.lines)
-			goto out;
-	}
-	if (f->nkeys) {
-		b.keys = xmalloc(s.cap * sizeof *b.keys, "key table");
-		if (!b.keys)
-			goto out;
-	}
+	if (enc_batch_alloc(f, s.cap, &b))
+		goto out;
 	/* Runs stay in memory when the whole input fits beside the run
 	 * buffers; otherwise they go to temporary files. */
 	if (spl_init(&s.spill, f, o->tmpdir, o->memory_bytes,
@@ -575,12 +558,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 out:
 	srt_warm_done(&warm);
 	spl_free(&s.spill);
-	free(b.words);
-	free(b.lines);
-	free(b.keys);
-	enc_free_keys(&b);
+	enc_batch_free(&b);
 	enc_plan_free(&pl);
-	free(b.slices);
 	if (s.eng && !given) {
 		/* What measure needs of it, kept past closing it. */
 		const struct engine seen = *s.eng;

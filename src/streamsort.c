@@ -151,7 +151,6 @@ static int check_size(const struct sorter *s, uint64_t bytes)
 static int open_engine(struct sorter *s, uint64_t records)
 {
 	const char *dev = runs_device(s->o, s->f, records);
-	const size_t ws = word_size(s->f->kind);
 	struct eng_config ec;
 	/* Later parts may hold more lines than the first (shorter ones):
 	 * room for half as many again, and for lines of 16 bytes or more. */
@@ -166,12 +165,7 @@ static int open_engine(struct sorter *s, uint64_t records)
 		want = runs_index_limit();
 	if (eng_capacity(s->eng, (size_t)want, &s->cap))
 		return CLS_E_FAIL;
-	if ((s->f->fmt == CLS_FMT_KV || s->f->unique) &&
-	    !(s->b.words = xmalloc(s->cap * ws, "sort words")))
-		return CLS_E_FAIL;
-	if (s->f->fmt == CLS_FMT_KV && !(s->b.lines = xmalloc(s->cap * sizeof *s->b.lines, "line table")))
-		return CLS_E_FAIL;
-	if (s->f->nkeys && !(s->b.keys = xmalloc(s->cap * sizeof *s->b.keys, "key table")))
+	if (enc_batch_alloc(s->f, s->cap, &s->b))
 		return CLS_E_FAIL;
 	msg_info(1, "%s: sorting its runs on %s while it is read, %zu bytes a run", s->name,
 		 s->eng->name, run_bytes());
@@ -248,11 +242,7 @@ int stream_sort(const struct cls_opts *o, const struct enc_format *f, struct in_
 		eng_report(s.eng);
 	}
 	spl_free(&s.spill);
-	free(s.b.words);
-	free(s.b.lines);
-	free(s.b.keys);
-	enc_free_keys(&s.b);
-	free(s.b.slices);
+	enc_batch_free(&s.b);
 	if (s.eng) {
 		const bool host = s.eng->host;
 		t1 = now_sec();
