@@ -312,7 +312,8 @@ uint64_t in_stream_bytes(struct in_stream *s, double *waited)
 
 	pthread_mutex_lock(&s->lock);
 	n = s->base + s->len;
-	*waited = s->waited;
+	if (waited)
+		*waited = s->waited;
 	pthread_mutex_unlock(&s->lock);
 	return n;
 }

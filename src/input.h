@@ -76,8 +76,8 @@ int in_stream_take(struct in_stream *s, size_t want, const unsigned char **p, si
 /* The consumer is done with the first n bytes of those taken (n may be 0:
  * it needs more to go on); their memory is given back. */
 void in_stream_done(struct in_stream *s, size_t n);
-/* Bytes read so far, and the seconds the reader waited for the consumer
- * to make room. */
+/* Bytes read so far, and (waited, unless NULL) the seconds the reader
+ * waited for the consumer to make room. */
 uint64_t in_stream_bytes(struct in_stream *s, double *waited);
 
 #endif

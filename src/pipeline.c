@@ -152,10 +152,9 @@ static void warn_if_text(const struct cls_opts *o, const struct in_set *in)
 /* cls_open_input, watch told of a large stream. */
 static int open_input(const struct cls_opts *o, struct cls_input *ci, const struct in_watch *watch)
 {
+	struct in_watch w;
 	double t0 = now_sec();
 	int rc;
-
-	struct in_watch w;
 
 	memset(ci, 0, sizeof *ci);
 	if (o->format != CLS_FMT_NPY && enc_setup(&ci->f, o))

@@ -188,6 +188,21 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 #define HOST_MAP_THREADS 4
 #define HOST_MAP_BYTES ((uint64_t)16 << 20)
 
+uint64_t runs_output_bytes(const struct enc_format *f, uint64_t bytes, size_t inputs)
+{
+	/* bin records come out as they went in; kv lines take at most the
+	 * input's bytes and a line end for each input (its last line may
+	 * lack one). */
+	return f->fmt == CLS_FMT_BIN ? bytes : f->fmt == CLS_FMT_KV ? bytes + inputs : 0;
+}
+
+bool runs_maps_output(const struct enc_format *f, const struct out_writer *out)
+{
+	/* A whole output (not a part of another's file) is cut to what was
+	 * written: kv lines may come out shorter, -u drops records. */
+	return (f->fmt == CLS_FMT_KV && !out->part) || (f->fmt == CLS_FMT_BIN && !f->unique);
+}
+
 uint64_t runs_index_limit(void)
 {
 	const char *s = getenv("CLSORT_INDEX_BITS");
@@ -469,20 +484,14 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	uint64_t total, want;
 	bool ranges;
 	int rc = CLS_E_FAIL;
-	/* bin records come out as they went in: the output's size is known;
-	 * kv lines take at most the input's bytes and a line end for each
-	 * input (its last line may lack one), and a whole output (not a part
-	 * of another's file) is cut to what was written.  Populated, the
-	 * output is in memory all at once, which is for outputs well inside
-	 * the memory budget only (and where a device starts meanwhile: one
-	 * opened while a stream was read has no start left to hide it
-	 * under); a larger one is mapped all the same, its pages faulted in
-	 * by the threads that copy into them. */
+	/* Populated, the output is in memory all at once, which is for
+	 * outputs well inside the memory budget only (and where a device
+	 * starts meanwhile: one opened while a stream was read has no start
+	 * left to hide it under); a larger one is mapped all the same, its
+	 * pages faulted in by the threads that copy into them. */
 	struct srt_warm warm = { .in = in, .in_bytes = o->memory_bytes / 4, .out = out,
-				 .out_bytes = f->fmt == CLS_FMT_BIN ? in->bytes :
-					      f->fmt == CLS_FMT_KV ? in->bytes + in->count : 0,
-				 .map_out = (f->fmt == CLS_FMT_KV && !out->part) ||
-					    (f->fmt == CLS_FMT_BIN && !f->unique),
+				 .out_bytes = runs_output_bytes(f, in->bytes, in->count),
+				 .map_out = runs_maps_output(f, out),
 				 .fault_out = in->bytes <= o->memory_bytes / 2 && !dev_ahead_pending(),
 				 .threads = f->threads };
 	double t0, t_start = 0, t_work = 0;

@@ -23,6 +23,12 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
  * the host engine or several devices.  Prints nothing. */
 const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records);
 
+/* The most bytes that sorting bytes of f's records from inputs inputs
+ * writes (0: not known beforehand). */
+uint64_t runs_output_bytes(const struct enc_format *f, uint64_t bytes, size_t inputs);
+/* Whether that output is mapped (out_map) where out allows it. */
+bool runs_maps_output(const struct enc_format *f, const struct out_writer *out);
+
 /* --skip-bad: tell how many lines were dropped, fields of them for
  * having fewer fields than the key's. */
 void runs_report_skipped(const struct cls_opts *o, uint64_t skipped, uint64_t fields);

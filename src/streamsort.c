@@ -60,6 +60,7 @@ struct sorter {
 	const struct cls_opts *o;
 	const struct enc_format *f;
 	const char *name;
+	size_t run;		/* bytes of the stream a run takes */
 	struct engine *eng;
 	size_t cap;		/* records per run */
 	struct enc_batch b;
@@ -154,7 +155,7 @@ static int open_engine(struct sorter *s, uint64_t records)
 	struct eng_config ec;
 	/* Later parts may hold more lines than the first (shorter ones):
 	 * room for half as many again, and for lines of 16 bytes or more. */
-	uint64_t want = records > run_bytes() / 16 ? records : run_bytes() / 16;
+	uint64_t want = records > s->run / 16 ? records : s->run / 16;
 
 	want += want / 2 + 1024;
 
@@ -168,18 +169,17 @@ static int open_engine(struct sorter *s, uint64_t records)
 	if (enc_batch_alloc(s->f, s->cap, &s->b))
 		return CLS_E_FAIL;
 	msg_info(1, "%s: sorting its runs on %s while it is read, %zu bytes a run", s->name,
-		 s->eng->name, run_bytes());
+		 s->eng->name, s->run);
 	return 0;
 }
 
 int stream_sort(const struct cls_opts *o, const struct enc_format *f, struct in_file *file,
 		struct out_writer *out)
 {
-	const size_t want = run_bytes();
 	struct in_stream *st = file->stream;
 	struct sorter s;
 	const unsigned char *p;
-	size_t len, n, ask = want;
+	size_t len, n, ask;
 	uint64_t bytes;
 	bool ended;
 	double t0 = now_sec(), t_wait = 0, t_sort = 0, t1, waited;
@@ -189,13 +189,14 @@ int stream_sort(const struct cls_opts *o, const struct enc_format *f, struct in_
 	s.o = o;
 	s.f = f;
 	s.name = file->name;
+	s.run = ask = run_bytes();
 	rc = spl_init(&s.spill, f, o->tmpdir, o->memory_bytes, false, 0);
 	for (; rc == 0;) {
 		t1 = now_sec();
 		if ((rc = in_stream_take(st, ask, &p, &len, &ended)))
 			break;
 		t_wait += now_sec() - t1;
-		n = cut(f, p, len, want, ended);
+		n = cut(f, p, len, s.run, ended);
 		msg_info(3, "stream: %zu bytes held, %zu of them the next part%s", len, n,
 			 ended ? ", the last" : "");
 		if (n == 0 && !ended) {
@@ -204,12 +205,10 @@ int stream_sort(const struct cls_opts *o, const struct enc_format *f, struct in_
 			ask = len;
 			continue;
 		}
-		ask = want;
+		ask = s.run;
 		t1 = now_sec();
-		if (ended && f->fmt == CLS_FMT_BIN && len % f->rec_size) {
-			double w;
-			rc = check_size(&s, in_stream_bytes(st, &w));
-		}
+		if (ended && f->fmt == CLS_FMT_BIN && len % f->rec_size)
+			rc = check_size(&s, in_stream_bytes(st, NULL));
 		if (rc == 0 && !s.eng)
 			rc = open_engine(&s, enc_count_records(f, p, n));
 		if (rc == 0)
@@ -224,8 +223,8 @@ int stream_sort(const struct cls_opts *o, const struct enc_format *f, struct in_
 		msg_info(1, "read %llu bytes from %s in %.3f s, its runs sorted meanwhile",
 			 (unsigned long long)bytes, file->name, now_sec() - t0);
 		/* Mapped where it can be, for the merge's threads to fill. */
-		if ((f->fmt == CLS_FMT_KV && !out->part) || (f->fmt == CLS_FMT_BIN && !f->unique))
-			out_map(out, f->fmt == CLS_FMT_BIN ? bytes : bytes + 1, f->threads, false);
+		if (runs_maps_output(f, out))
+			out_map(out, runs_output_bytes(f, bytes, 1), f->threads, false);
 		prog_phase(PROG_MERGE);
 		rc = spl_merge(&s.spill, out);
 	}
