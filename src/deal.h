@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "partition.h"
+#include "sieve.h"
 
 struct deal;
 

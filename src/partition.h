@@ -5,7 +5,8 @@
  * position and even an input of one key spreads evenly.  Every record is
  * then copied, on all threads, into the buffer of its range, in input
  * order.  Sorted one after another, each stably, and written in order, the
- * ranges are the sorted output: no merge. */
+ * ranges are the sorted output: no merge.  The cut itself, which counts and
+ * copies the records by range, is sieve.h's. */
 #ifndef CLSORT_PARTITION_H
 #define CLSORT_PARTITION_H
 
@@ -76,46 +77,6 @@ size_t part_pick(const struct enc_format *f, const struct in_set *in, uint64_t r
  * p gets nsp + 1 ranges.  Same returns as part_split. */
 int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
 		 const struct part_key *sp, size_t nsp, struct part_set *p);
-
-/* The cut that copies nothing: the records of in counted per range of
- * the nsp splitters sp, piece by piece, so that each range's records can
- * then be dealt straight from the input, piece by piece
- * (part_sieve_piece), or copied out (part_sieve_copy). */
-struct classifier;
-struct piece;
-struct part_sieve {
-	const struct enc_format *f;
-	struct classifier *cls;	/* of its own copy of the splitters */
-	struct part_key *sp;
-	struct piece *pcs;	/* the input in pieces of whole records */
-	size_t npieces, nranges;
-	size_t stride;
-	size_t *start;		/* start[i * stride + r]: bytes of range r in the
-				 * pieces before piece i (i up to npieces) */
-};
-
-/* Count; small: in pieces small enough for part_sieve_piece.  0,
- * PART_BAD_LINE, or CLS_E_FAIL after a message. */
-int part_sieve_init(struct part_sieve *s, const struct enc_format *f, const struct in_set *in,
-		    uint64_t base, const struct part_key *sp, size_t nsp, bool small);
-
-/* Bytes of range r's records. */
-uint64_t part_sieve_bytes(const struct part_sieve *s, size_t r);
-
-/* bin: the sort words of piece i's records, into buf (of
- * part_sieve_piece_room bytes): range r's, in input order, from word
- * at[r] on, as many as the range has records in the piece.  Range r's
- * words of piece i are its records [start[i * stride + r] / rec_size,
- * start[(i + 1) * stride + r] / rec_size) in the range.  Indexed words
- * carry each record's number in the input (its position over the record
- * size), which must fit 32 bits. */
-size_t part_sieve_piece_room(const struct part_sieve *s);
-void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *at);
-
-/* Copy the records of range r (SIZE_MAX: of every range, one range after
- * another) into p.  0 or CLS_E_FAIL after a message. */
-int part_sieve_copy(const struct part_sieve *s, size_t r, struct part_set *p);
-void part_sieve_free(struct part_sieve *s);
 
 void part_free(struct part_set *p);
 
