@@ -168,10 +168,9 @@ static int open_input(const struct cls_opts *o, struct cls_input *ci, const stru
 	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir, watch))
 		return CLS_E_FAIL;
 	ci->opened = true;
-	if (ci->in.files[0].stream) {
-		msg_info(1, "%s: reading it while its runs are sorted", ci->in.files[0].name);
+	/* stream_sort says so, naming where the runs are sorted. */
+	if (ci->in.files[0].stream)
 		return 0;
-	}
 	warn_if_text(o, &ci->in);
 	rc = o->format == CLS_FMT_NPY ? npy_setup(&ci->in, o, &ci->npy, &ci->f) : 0;
 	if (rc == 0)
