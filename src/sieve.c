@@ -105,7 +105,7 @@ struct piece {
 };
 
 size_t part_record_len(const struct enc_format *f, const unsigned char *p,
-			 const unsigned char *end, const unsigned char **next)
+		       const unsigned char *end, const unsigned char **next)
 {
 	const unsigned char *nl;
 	if (f->fmt == CLS_FMT_BIN) {
