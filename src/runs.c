@@ -351,6 +351,33 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 	eng_report(s->eng);
 }
 
+size_t runs_kept_bytes(const struct enc_batch *b)
+{
+	size_t bytes = 0, i;
+
+	/* A line end for each slice: an input's last line may lack one. */
+	for (i = 0; i < b->nslices; i++)
+		bytes += b->slices[i].len + 1;
+	return bytes;
+}
+
+int runs_keep(struct spl_set *spill, struct engine *e, const struct enc_format *f,
+	      struct enc_batch *b, size_t bytes, struct srt_times *t)
+{
+	struct out_writer w;
+	struct mrg_run r;
+	int rc = spl_writer(spill, &w, &r, bytes);
+
+	if (rc)
+		return rc;
+	rc = srt_run(e, f, b, &w, NULL, t);
+	if (rc) {
+		spl_discard(&w, &r);
+		return rc;
+	}
+	return spl_keep(spill, &w, &r);
+}
+
 /* Sort the records pl plans into out: one run straight to it, or runs
  * kept and merged.  warm, when not NULL, is joined before out is written. */
 static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *b,
@@ -362,7 +389,7 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 	int rc;
 
 	for (;;) {
-		double t1 = now_sec(), t2, t3, t4;
+		double t1 = now_sec(), t2, t3;
 		int planned = enc_plan_next(pl, s->cap, b);
 		if (planned < 0)
 			return CLS_E_FAIL;
@@ -376,32 +403,20 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 			t->skipped_fields += b->skipped_fields;
 			return rc;
 		} else {
-			struct out_writer w;
-			struct mrg_run r;
-			size_t bytes = 0;
-			for (i = 0; i < b->nslices; i++)
-				bytes += b->slices[i].len + 1;
 			t2 = now_sec();
-			if (spl_writer(&s->spill, &w, &r, bytes))
-				return CLS_E_FAIL;
+			rc = runs_keep(&s->spill, s->eng, s->f, b, runs_kept_bytes(b), &s->t);
 			t3 = now_sec();
-			rc = srt_run(s->eng, s->f, b, &w, NULL, &s->t);
-			t4 = now_sec();
 			records += b->n;
 			t->records += b->n;
 			t->skipped += b->skipped;
 			t->skipped_fields += b->skipped_fields;
-			if (rc) {
-				spl_discard(&w, &r);
-				return rc;
-			}
-			if ((rc = spl_keep(&s->spill, &w, &r)))
+			if (rc)
 				return rc;
 			for (i = 0; i < b->nslices; i++)
 				in_release(b->slices[i].file, b->slices[i].off, b->slices[i].len);
-			msg_info(3, "run %zu: %zu records; planned in %.3f s, its memory in %.3f s, "
-				 "sorted in %.3f s, kept and its input released in %.3f s", runs, b->n,
-				 t2 - t1, t3 - t2, t4 - t3, now_sec() - t4);
+			msg_info(3, "run %zu: %zu records; planned in %.3f s, sorted and kept in %.3f s, "
+				 "its input released in %.3f s", runs, b->n, t2 - t1, t3 - t2,
+				 now_sec() - t3);
 		}
 	}
 	if (runs <= 1)

@@ -10,6 +10,8 @@
 #include "engine.h"
 #include "input.h"
 #include "output.h"
+#include "sortrun.h"
+#include "spill.h"
 
 /* Sort everything in `in` into out: on engine e, opened beforehand with
  * runs_config's settings, which it leaves open; or, e NULL, on the engine
@@ -28,6 +30,14 @@ const char *runs_device(const struct cls_opts *o, const struct enc_format *f, ui
 uint64_t runs_output_bytes(const struct enc_format *f, uint64_t bytes, size_t inputs);
 /* Whether that output is mapped (out_map) where out allows it. */
 bool runs_maps_output(const struct enc_format *f, const struct out_writer *out);
+
+/* The most bytes a run of b's records takes when kept (spl_writer's
+ * expect). */
+size_t runs_kept_bytes(const struct enc_batch *b);
+/* Sort b's run with e into a run of spill, through a writer for bytes:
+ * kept, or dropped where the sort fails.  0, CLS_E_PIPE or CLS_E_FAIL. */
+int runs_keep(struct spl_set *spill, struct engine *e, const struct enc_format *f,
+	      struct enc_batch *b, size_t bytes, struct srt_times *t);
 
 /* --skip-bad: tell how many lines were dropped, fields of them for
  * having fewer fields than the key's. */

@@ -103,35 +103,27 @@ static int sort_part(struct sorter *s, const unsigned char *p, size_t n)
 		return CLS_E_FAIL;
 	s->lines += pl.total;
 	while (rc == 0 && (planned = enc_plan_next(&pl, s->cap, &s->b)) != 0) {
-		struct out_writer w;
-		struct mrg_run r;
-		size_t bytes = 0, i;
+		size_t bytes;
 
 		if (planned < 0) {
 			rc = CLS_E_FAIL;
 			break;
 		}
-		for (i = 0; i < s->b.nslices; i++)
-			bytes += s->b.slices[i].len + 1;
+		bytes = runs_kept_bytes(&s->b);
 		/* Runs stay in memory within half of --memory (the stream's
 		 * unsorted bytes take the other half); the later ones go to
 		 * temporary files. */
 		if (!s->spill.files && s->kept + bytes > s->o->memory_bytes / 2 &&
 		    (rc = spl_to_files(&s->spill, 2 * (s->runs + 1))))
 			break;
-		if ((rc = spl_writer(&s->spill, &w, &r, bytes)))
-			break;
-		rc = srt_run(s->eng, s->f, &s->b, &w, NULL, &s->t);
+		rc = runs_keep(&s->spill, s->eng, s->f, &s->b, bytes, &s->t);
 		s->records += s->b.n;
 		s->skipped += s->b.skipped;
 		s->skipped_fields += s->b.skipped_fields;
-		if (rc) {
-			spl_discard(&w, &r);
+		if (rc)
 			break;
-		}
 		if (!s->spill.files)
 			s->kept += bytes;
-		rc = spl_keep(&s->spill, &w, &r);
 		s->runs++;
 	}
 	enc_plan_free(&pl);
