@@ -13,26 +13,36 @@
 #define REFINE_MAX_THREADS 64
 
 /* Refinement in rounds.  A tied group (a segment of the sorted words) is
- * sorted again on the next 8 bytes of its keys, as (bytes, marker,
- * position) words through the host's parallel radix sort; where those tie
- * and the keys go on, the smaller segment is sorted again on the 8 bytes
- * after, and so on.  The keys are found once, into a table in the words'
- * order that each round permutes as it permutes the words, so that a
- * round reads a key's bytes and nothing else of it.  Where a round leaves
- * its whole segment tied (and before a group's first round), the bytes
- * that every key of the segment shares are skipped in one scan, so that
- * all-equal keys end at once and a long shared prefix costs one pass, not
- * a round per 8 bytes; other segments go straight to their round, which
- * reads each key once.  The largest segment is sorted on every thread
- * (each step of its round shared out by words) while it holds more than
- * a thread's share of the words still tied; then the segments are taken
- * by the threads, the largest first, each ordered on one thread in rounds
- * of a one-thread radix sort, and by comparisons below REFINE_SMALL. */
+ * sorted again on the next ROUND_BYTES bytes of its keys, as (bytes, marker,
+ * position) words through the host's parallel radix sort; where those tie and
+ * the keys go on, the smaller segment is sorted again on the bytes after, and
+ * so on.  The keys are found once, into a table in the words' order that each
+ * round permutes as it permutes the words, so that a round reads a key's
+ * bytes and nothing else of it.  Where a round leaves its whole segment tied
+ * (and before a group's first round), the bytes that every key of the segment
+ * shares are skipped in one scan, so that all-equal keys end at once and a
+ * long shared prefix costs one pass, not a round per ROUND_BYTES bytes; other
+ * segments go straight to their round, which reads each key once.  The
+ * largest segment is sorted on every thread (each step of its round shared
+ * out by words) while it holds more than a thread's share of the words still
+ * tied; then the segments are taken by the threads, the largest first, each
+ * ordered on one thread in rounds of a one-thread radix sort, and by
+ * comparisons below REFINE_SMALL. */
 #define REFINE_BIG ((size_t)1 << 16)
 #define REFINE_SMALL 48
-/* The marker byte of a round's word: the bytes left from its depth, up to
- * 8; REST_LONG where more follow (the keys may still tie). */
-#define REST_LONG 9
+/* The fewest words of a share when the tied groups are looked for on
+ * several threads. */
+#define GROUP_SHARE_MIN ((size_t)1 << 16)
+/* A round's word holds 11 key bytes: 8 in hi, 3 in lo's top bytes; below
+ * them a marker byte, the bytes left from its depth, up to ROUND_BYTES,
+ * REST_LONG where more follow (the keys may still tie); the low 32 bits
+ * the word's position in its segment.  The radix sort passes over the
+ * bits from ROUND_LOW up: where the first 8 bytes already differ, the 3
+ * below cost little, and where they tie the round goes 3 bytes further
+ * than 8 would. */
+#define ROUND_BYTES 11
+#define REST_LONG (ROUND_BYTES + 1)
+#define ROUND_LOW 32
 
 struct segment {
 	size_t start, n;	/* words [start, start + n) of the array */
@@ -142,35 +152,45 @@ static size_t sampled_rest(const struct refiner *r, const struct segment *seg)
 	return lcp;
 }
 
-/* The round's word of the word at position at, the i-th of its segment: 8
- * key bytes from depth, the marker, i (whose order is the indexes'). */
+/* The round's word of the word at position at, the i-th of its segment:
+ * ROUND_BYTES key bytes from depth, the marker, i (whose order is the
+ * indexes'). */
 static inline void round_word(const struct refiner *r, size_t at, size_t i, size_t depth,
 			      struct word128 *out)
 {
 	const unsigned char *p;
 	size_t len, left;
-	uint64_t hi = 0, marker;
+	uint64_t hi = 0, lo = 0, marker;
 	unsigned k;
 
 	key_of(r, at, &p, &len);
 	left = len - depth;
-	for (k = 0; k < 8; k++)
-		hi = hi << 8 | (k < left ? p[depth + k] : 0);
-	marker = left > 8 ? REST_LONG : left;
+	p += depth;
+	if (left >= ROUND_BYTES) {
+		for (k = 0; k < 8; k++)
+			hi = hi << 8 | p[k];
+		lo = (uint64_t)p[8] << 16 | (uint64_t)p[9] << 8 | p[10];
+	} else {
+		for (k = 0; k < 8; k++)
+			hi = hi << 8 | (k < left ? p[k] : 0);
+		for (; k < ROUND_BYTES; k++)
+			lo = lo << 8 | (k < left ? p[k] : 0);
+	}
+	marker = left > ROUND_BYTES ? REST_LONG : left;
 	out->hi = hi ^ r->mask;
-	out->lo = (marker ^ (r->mask & 0xff)) << 56 | (uint32_t)i;
+	out->lo = ((lo << 8 | marker) ^ (r->mask & 0xffffffff)) << ROUND_LOW | (uint32_t)i;
 }
 
 /* Whether two round words hold the same bytes and marker. */
 static bool round_same(const struct word128 *a, const struct word128 *b)
 {
-	return a->hi == b->hi && a->lo >> 56 == b->lo >> 56;
+	return a->hi == b->hi && a->lo >> ROUND_LOW == b->lo >> ROUND_LOW;
 }
 
 /* Whether a round word's key goes on past its bytes. */
 static bool round_long(const struct refiner *r, const struct word128 *a)
 {
-	return (a->lo >> 56 ^ (r->mask & 0xff)) == REST_LONG;
+	return ((a->lo >> ROUND_LOW ^ r->mask) & 0xff) == REST_LONG;
 }
 
 static bool round_tied(const struct refiner *r, const struct word128 *a, const struct word128 *b)
@@ -386,7 +406,8 @@ static void ties_share(struct share_job *j)
 		for (k = i + 1; k < n && round_tied(r, &t[i], &t[k]); k++)
 			;
 		if (k - i > 1 &&
-		    !seg_push(&j->tied, j->seg->start + i, k - i, j->seg->depth + 8, k - i == n)) {
+		    !seg_push(&j->tied, j->seg->start + i, k - i,
+			      j->seg->depth + ROUND_BYTES, k - i == n)) {
 			j->res.failed = true;
 			return;
 		}
@@ -455,8 +476,8 @@ static void by_shares(const struct refiner *r, const struct segment *seg, unsign
 /* One round of seg on threads threads: where it is to be scanned, its
  * shared bytes skipped (a small segment's found first; a large one's
  * guessed from samples and checked as its words are made, which then read
- * each key once); its words sorted on the next 8, with their keys; the
- * segments still tied pushed on out.  False when out of memory. */
+ * each key once); its words sorted on the next ROUND_BYTES, with their
+ * keys; the segments still tied pushed on out.  False when out of memory. */
 static bool round_of(const struct refiner *r, struct segment seg, unsigned threads,
 		     struct round_buf *b, struct seg_list *out)
 {
@@ -487,9 +508,10 @@ static bool round_of(const struct refiner *r, struct segment seg, unsigned threa
 	/* All alike (equal keys among them): in index order already. */
 	if (res.alike)
 		return !round_long(r, &b->words[0]) ||
-		       seg_push(out, seg.start, seg.n, seg.depth + 8, true);
+		       seg_push(out, seg.start, seg.n, seg.depth + ROUND_BYTES, true);
 	/* Positions ascend among equal bytes and markers. */
-	if (radix_sort_above(b->words, b->scratch, seg.n, WORD128, 56, threads, &sorted))
+	if (radix_sort_above(b->words, b->scratch, seg.n, WORD128, ROUND_LOW, threads,
+			     &sorted))
 		return false;
 	by_shares(r, &seg, threads, SHARE_GATHER, b, sorted, 0, &res, NULL);
 	by_shares(r, &seg, threads, SHARE_PUT, b, sorted, 0, &res, NULL);
@@ -633,6 +655,75 @@ static void mark_same(const struct refiner *r, size_t n, unsigned char *same, un
 	run_parallel(same_job, jobs, sizeof jobs[0], threads);
 }
 
+/* A share of the sorted words whose tied groups it finds (str_refine's
+ * first step): those that begin in [lo, hi), the last may end past hi. */
+struct group_job {
+	const struct refiner *r;
+	size_t n, lo, hi;
+	struct seg_list big, small;
+	size_t groups, words;	/* found, and the words in them */
+	bool failed;
+};
+
+static void group_job(void *arg)
+{
+	struct group_job *j = arg;
+	const struct word128 *w = j->r->w;
+	const uint64_t mask = j->r->mask;
+	size_t i = j->lo, k;
+
+	/* A group begun in the share before is that share's. */
+	while (i > 0 && i < j->hi && str_tied(&w[i - 1], &w[i], mask))
+		i++;
+	for (; i < j->hi && i + 1 < j->n; i = k) {
+		for (k = i + 1; k < j->n && str_tied(&w[i], &w[k], mask); k++)
+			;
+		if (k - i < 2)
+			continue;
+		if (!seg_push(k - i >= REFINE_BIG ? &j->big : &j->small, i, k - i, STR_PREFIX,
+			      true)) {
+			j->failed = true;
+			return;
+		}
+		j->groups++;
+		j->words += k - i;
+	}
+}
+
+/* The groups of w the device sort left tied, found on up to threads
+ * threads, into big (those of REFINE_BIG words or more) and small; how
+ * many, and the words in them, in *groups and *words.  False when out of
+ * memory. */
+static bool find_groups(const struct refiner *r, size_t n, unsigned threads,
+			struct seg_list *big, struct seg_list *small, size_t *groups,
+			size_t *words)
+{
+	struct group_job jobs[REFINE_MAX_THREADS];
+	const size_t most = n / GROUP_SHARE_MIN;
+	unsigned t, count = most < 1 ? 1 : most < threads ? (unsigned)most : threads;
+	bool ok = true;
+	size_t i;
+
+	for (t = 0; t < count; t++)
+		jobs[t] = (struct group_job){ r, n, n / count * t,
+					      t + 1 < count ? n / count * (t + 1) : n,
+					      { 0 }, { 0 }, 0, 0, false };
+	run_parallel(group_job, jobs, sizeof jobs[0], count);
+	for (t = 0; t < count; t++) {
+		const struct group_job *j = &jobs[t];
+		ok = ok && !j->failed;
+		for (i = 0; ok && i < j->big.n; i++)
+			ok = seg_push(big, j->big.s[i].start, j->big.s[i].n, STR_PREFIX, true);
+		for (i = 0; ok && i < j->small.n; i++)
+			ok = seg_push(small, j->small.s[i].start, j->small.s[i].n, STR_PREFIX, true);
+		*groups += j->groups;
+		*words += j->words;
+		free(j->big.s);
+		free(j->small.s);
+	}
+	return ok;
+}
+
 int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys *keys,
 	       unsigned threads, unsigned char *same)
 {
@@ -642,7 +733,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	struct round_buf b = { 0 };
 	struct pieces pool = { NULL, NULL, 0, 0 };
 	struct share_result res;
-	size_t i = 0, j, left = 0, groups = 0, big_rounds = 0;
+	size_t i, left = 0, groups = 0, big_rounds = 0;
 	unsigned t, count = 0;
 	double t0 = now_sec(), t_find = 0, t_big, longest = 0, sum = 0;
 	bool ok = true;
@@ -651,21 +742,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 		threads = 1;
 	if (threads > REFINE_MAX_THREADS)
 		threads = REFINE_MAX_THREADS;
-	/* The groups the device sort left tied. */
-	while (ok && i + 1 < n) {
-		for (j = i + 1; j < n && str_tied(&w[i], &w[j], mask); j++)
-			;
-		if (j - i > 1) {
-			ok = seg_push(j - i >= REFINE_BIG ? &big : &small, i, j - i, STR_PREFIX,
-				      true);
-			groups++;
-		}
-		i = j;
-	}
-	for (i = 0; i < big.n; i++)
-		left += big.s[i].n;
-	for (i = 0; i < small.n; i++)
-		left += small.s[i].n;
+	ok = find_groups(&r, n, threads, &big, &small, &groups, &left);
 	if (ok && (big.n || small.n))
 		ok = (r.keys = malloc(n * sizeof *r.keys)) != NULL;
 	/* The largest segment on every thread, round after round, while it

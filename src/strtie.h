@@ -1,6 +1,6 @@
 /* The ties of string keys (strkey.h): the groups of sorted words whose
  * keys share their first STR_PREFIX bytes, ordered on the host by the rest
- * of their keys, in rounds of the next 8 bytes through the host's radix
+ * of their keys, in rounds of the next 11 bytes through the host's radix
  * sort, on every thread. */
 #ifndef CLSORT_STRTIE_H
 #define CLSORT_STRTIE_H

@@ -12,14 +12,15 @@ setup() {
 }
 
 # gen_lines N SEED: N lines of 3 comma-separated fields; fields 2 and the
-# line begin with a prefix of 0, 7, 8, 11, 12, 16, 100 or 4000 bytes
-# shared with other lines, then 0 to 5 bytes of a few letters, bytes
+# line begin with a prefix of 0, 7, 8, 11, 12, 16, 22, 23, 100 or 4000
+# bytes shared with other lines (a sort word holds 11 key bytes, a round
+# of the ties 11 more), then 0 to 5 bytes of a few letters, bytes
 # 0x80-0xff and commas; some lines are empty, some repeat.
 gen_lines() {
   awk -v n="$1" -v seed="$2" 'BEGIN {
     srand(seed)
-    split("0 7 8 11 12 16 100 4000", plen, " ")
-    for (k = 1; k <= 8; k++) {
+    np = split("0 7 8 11 12 16 22 23 100 4000", plen, " ")
+    for (k = 1; k <= np; k++) {
       p = ""
       for (i = 0; i < plen[k]; i++) p = p sprintf("%c", 97 + (i * 7 + k) % 3)
       pre[k] = p
@@ -27,7 +28,7 @@ gen_lines() {
     for (i = 0; i < n; i++) {
       if (rand() < 0.02) { print ""; continue }
       if (i > 0 && rand() < 0.05) { print last; continue }
-      v = pre[1 + int(rand() * 8)]
+      v = pre[1 + int(rand() * np)]
       len = int(rand() * 6)
       for (k = 0; k < len; k++)
         v = v sprintf("%c", rand() < 0.1 ? 128 + int(rand() * 128) : 97 + int(rand() * 3))

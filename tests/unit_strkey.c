@@ -112,7 +112,7 @@ static int check(const struct keys *k, size_t n, int down, unsigned threads)
 int main(void)
 {
 	static const size_t sizes[] = { 0, 1, 2, 3, 47, 48, 49, 127, 129, 1021, 4097, 65537, 131071 };
-	static const size_t prefixes[] = { 0, 7, 8, 11, 12, 16, 19, 100, 4000 };
+	static const size_t prefixes[] = { 0, 7, 8, 11, 12, 16, 19, 22, 23, 100, 4000 };
 	size_t s, p;
 
 	for (s = 0; s < sizeof sizes / sizeof *sizes; s++)
@@ -159,6 +159,22 @@ int main(void)
 		ok(check(&k, 1001, 0, 1) && check(&k, 1001, 1, 2),
 		   "1001 keys sharing 60 bytes but for one that parts at byte 15");
 		free_keys(&k, 1001);
+		/* Tied groups found on several threads: groups that cross
+		 * the threads' shares, and one group that spans them all. */
+		make_keys(&k, 300007, 0, 0, 1);
+		for (i = 0; i < 300007; i++) {
+			free(k.p[i]);
+			k.len[i] = 30;
+			k.p[i] = malloc(k.len[i] + 1);
+			snprintf((char *)k.p[i], 31, "group-%05zu/%018zu", (i * 7919) % 97, rnd() % 5003);
+		}
+		ok(check(&k, 300007, 0, 4) && check(&k, 300007, 1, 3),
+		   "300007 keys in 97 groups tied on 12 bytes, on 3 and 4 threads");
+		free_keys(&k, 300007);
+		make_keys(&k, 300007, 30, 12, 3);
+		ok(check(&k, 300007, 0, 4) && check(&k, 300007, 1, 4),
+		   "300007 keys sharing 30 bytes, one group over every thread's share");
+		free_keys(&k, 300007);
 		/* Empty keys among long ones. */
 		make_keys(&k, 5003, 0, 30, 2);
 		ok(check(&k, 5003, 0, 2) && check(&k, 5003, 1, 2), "empty keys among keys of up to 30 bytes");
