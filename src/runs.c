@@ -528,11 +528,18 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * output's blocks ready by then.  The host engine starts at once;
 	 * on HOST_MAP_THREADS threads or more it maps a large output all the
 	 * same, its pages faulted in by the threads that copy into them,
-	 * where one stream of write(2) would take as long as the sort. */
-	if (!eng_is_host(choice.device))
+	 * where one stream of write(2) would take as long as the sort.  The
+	 * mapping is made while the input is encoded and sorted: sizing the
+	 * file first (in memory, its pages zeroed one by one) took 0.05-0.1
+	 * s of 0.7 for 490 MB of lines on 16 threads. */
+	if (!eng_is_host(choice.device)) {
 		srt_warm_start(&warm);
-	else if (warm.map_out && f->threads >= HOST_MAP_THREADS && warm.out_bytes >= HOST_MAP_BYTES)
-		out_map(out, warm.out_bytes, f->threads, false);
+	} else if (warm.map_out && f->threads >= HOST_MAP_THREADS &&
+		   warm.out_bytes >= HOST_MAP_BYTES) {
+		warm.in = NULL;
+		warm.fault_out = false;
+		srt_warm_start(&warm);
+	}
 	t0 = now_sec();
 	if (given) {
 		s.eng = given;

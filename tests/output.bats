@@ -194,6 +194,12 @@ not_mapped() {
   "$CLSORT" -d host --parallel=4 -vv -f kv -o "$T/out" "$T/in" 2> "$T/err"
   cmp "$T/want" "$T/out"
   mapped
+  "$CLSORT" -d host --parallel=4 -vv -f kv "$T/in" > "$T/out" 2> "$T/err"
+  cmp "$T/want" "$T/out"
+  grep -q "writing standard output through a shared mapping" "$T/err" || fail "$(cat "$T/err")"
+  "$CLSORT" -d host --parallel=4 -vv -F 0 -k str -o "$T/out" "$T/in" 2> "$T/err"
+  LC_ALL=C sort -s "$T/in" | cmp - "$T/out"
+  mapped
   head -c 4000000 "$T/in" | sed '$d' > "$T/small"
   "$CLSORT" -d host --parallel=4 -vv -f kv -o "$T/out" "$T/small" 2> "$T/err"
   sort -s -t: -k1,1n "$T/small" | cmp - "$T/out"
