@@ -151,6 +151,17 @@ grind_u32() {
   done
 }
 
+@test "whole-line string keys (128-bit words), 300 lines sharing prefixes, in tiles of 64: no report" {
+  export CLSORT_WG=16 CLSORT_EPT=4
+  awk 'BEGIN { srand(11); split("/usr/share/doc/ /usr/lib/ /home/user/projects/", d, " ")
+    for (i = 0; i < 300; i++) printf "%s%c%d\n", d[1 + int(rand() * 3)], 97 + int(rand() * 3), int(rand() * 50) }' > "$T/in"
+  LC_ALL=C sort -s "$T/in" > "$T/want"
+  for k in bitonic merge; do
+    grind -F 0 -k str --local-kernel=$k "$T/in"
+    cmp "$T/want" "$T/got" || fail "$k: differs from sort -s"
+  done
+}
+
 @test "i64 bare keys (64-bit words), descending, 300 keys: no report" {
   export CLSORT_WG=16 CLSORT_EPT=4
   head -c $((300 * 8)) /dev/urandom > "$T/in"
