@@ -6,6 +6,7 @@
 #include "cl_engine.h"
 #include "device.h"
 #include "host_engine.h"
+#include "util.h"
 
 bool eng_is_host(const char *spec)
 {
@@ -48,8 +49,16 @@ void eng_report(const struct engine *e)
 
 void eng_close(struct engine *e)
 {
-	if (e)
-		e->ops->close(e);
+	double t0;
+	bool host;
+
+	if (!e)
+		return;
+	host = e->host;
+	t0 = now_sec();
+	e->ops->close(e);
+	if (!host)
+		msg_info(2, "device released in %.3f s", now_sec() - t0);
 }
 
 int eng_list(FILE *out, unsigned threads)

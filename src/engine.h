@@ -99,7 +99,7 @@ int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_pr
 /* -v: what the engine spent its time on. */
 void eng_report(const struct engine *e);
 
-/* Release everything; e may be NULL. */
+/* Release everything (-vv: how long a device took); e may be NULL. */
 void eng_close(struct engine *e);
 
 /* Print the host engine and every OpenCL device on out, marking the one

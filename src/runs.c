@@ -596,8 +596,6 @@ out:
 		const struct engine seen = *s.eng;
 		t0 = now_sec();
 		eng_close(s.eng);
-		if (!seen.host)
-			msg_info(2, "device released in %.3f s", now_sec() - t0);
 		if (rc == 0 && choice.measure)
 			measure(&choice, &seen, t.records, t_start + now_sec() - t0,
 				t_work - s.t.ties);

@@ -234,12 +234,6 @@ int stream_sort(const struct cls_opts *o, const struct enc_format *f, struct in_
 	}
 	spl_free(&s.spill);
 	enc_batch_free(&s.b);
-	if (s.eng) {
-		const bool host = s.eng->host;
-		t1 = now_sec();
-		eng_close(s.eng);
-		if (!host)
-			msg_info(2, "device released in %.3f s", now_sec() - t1);
-	}
+	eng_close(s.eng);
 	return rc;
 }
