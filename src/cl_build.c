@@ -42,10 +42,19 @@ size_t clb_env_size(const char *name, size_t fallback)
 	return v;
 }
 
+/* The tile kernels' work-group on a CPU device.  PoCL compiles a kernel
+ * for its work-group size at its first launch, and the tile kernel's
+ * barriers cost more to compile the more work-items they hold: on 2
+ * cores, the first sort of 2^24 u32 keys on a fresh cache took 2.9-3.2 s
+ * with 64, 2.3 s with 8, 2.0-2.2 s with 4, against a warm sort of
+ * 0.83-0.91 s.  Warm, 4 against 64 (taking turns): u32 1.04-1.06 of the
+ * time, u64 1.03, 16-byte records 0.85. */
+#define CPU_WG 4
+
 void clb_choose_shape(const struct dev_ctx *d, size_t wsize, bool merge_tile, struct clb_shape *s)
 {
 	const bool gpu = d->type & CL_DEVICE_TYPE_GPU;
-	size_t wg = clb_env_size("CLSORT_WG", gpu ? 256 : 64);
+	size_t wg = clb_env_size("CLSORT_WG", gpu ? 256 : CPU_WG);
 	size_t ept = clb_env_size("CLSORT_EPT", gpu ? 128 / wsize : wsize == 16 ? 4 : 8);
 	const size_t fuse = clb_env_size("CLSORT_FUSE", (size_t)1 << max_fuse(wsize));
 	/* The tile with its padding, within three quarters of local memory:
