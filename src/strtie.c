@@ -306,8 +306,9 @@ static bool order_small(const struct refiner *r, const struct segment *seg, stru
 	return true;
 }
 
-/* What a share of a large segment's round does. */
-enum share_step { SHARE_FIND, SHARE_WORDS, SHARE_GATHER, SHARE_PUT, SHARE_TIES };
+/* What a share of a large segment's round (or of the first sort's words, for
+ * the groups it left tied) does. */
+enum share_step { SHARE_GROUPS, SHARE_FIND, SHARE_WORDS, SHARE_GATHER, SHARE_PUT, SHARE_TIES };
 
 /* What the shares of a step found. */
 struct share_result {
@@ -315,7 +316,7 @@ struct share_result {
 				 * that fall short of skip, */
 	bool equal;		/* unless all share skip bytes; */
 	bool alike;		/* whether every word is the first key's */
-	bool failed;		/* SHARE_TIES: out of memory */
+	bool failed;		/* SHARE_GROUPS, SHARE_TIES: out of memory */
 };
 
 /* A share of a large segment's round: words [from, to) of it. */
@@ -389,25 +390,34 @@ static void words_share(struct share_job *j)
 	}
 }
 
-/* The runs of tied words among the sorted round words that begin in
- * from..to (the last may go on past to), as segments one round deeper;
- * one that is the whole segment is to be scanned for more shared bytes. */
+/* Whether the words at positions a and b tie: SHARE_GROUPS, the first
+ * sort's on its prefix; SHARE_TIES, the round's sorted words. */
+static bool tied_at(const struct share_job *j, size_t a, size_t b)
+{
+	if (j->step == SHARE_GROUPS)
+		return str_tied(&j->r->w[a], &j->r->w[b], j->r->mask);
+	return round_tied(j->r, &j->words[a], &j->words[b]);
+}
+
+/* The runs of tied words that begin in from..to (the last may go on past
+ * to), as segments: SHARE_GROUPS, the groups the first sort left tied,
+ * each to be scanned for shared bytes; SHARE_TIES, those of the sorted
+ * round words, one round deeper, one that is the whole segment to be
+ * scanned. */
 static void ties_share(struct share_job *j)
 {
-	const struct refiner *r = j->r;
-	const struct word128 *t = j->words;
-	const size_t n = j->seg->n;
+	const bool groups = j->step == SHARE_GROUPS;
+	const size_t n = j->seg->n, depth = j->seg->depth + (groups ? 0 : ROUND_BYTES);
 	size_t i = j->from, k;
 
 	/* A run begun in the share before is that share's. */
-	while (i > 0 && i < j->to && round_tied(r, &t[i - 1], &t[i]))
+	while (i > 0 && i < j->to && tied_at(j, i - 1, i))
 		i++;
 	for (; i < j->to; i = k) {
-		for (k = i + 1; k < n && round_tied(r, &t[i], &t[k]); k++)
+		for (k = i + 1; k < n && tied_at(j, i, k); k++)
 			;
 		if (k - i > 1 &&
-		    !seg_push(&j->tied, j->seg->start + i, k - i,
-			      j->seg->depth + ROUND_BYTES, k - i == n)) {
+		    !seg_push(&j->tied, j->seg->start + i, k - i, depth, groups || k - i == n)) {
 			j->res.failed = true;
 			return;
 		}
@@ -429,6 +439,7 @@ static void share_job(void *arg)
 	case SHARE_PUT:
 		gather_share(j);
 		break;
+	case SHARE_GROUPS:
 	case SHARE_TIES:
 		ties_share(j);
 		break;
@@ -439,7 +450,8 @@ static void share_job(void *arg)
  * SHARE_WORDS) on its words shared out between up to threads threads (on
  * this one where threads is 1), what they found in *res: SHARE_FIND finds
  * the keys of a group not ordered yet, SHARE_TIES pushes the runs of tied
- * words on out. */
+ * words on out; SHARE_GROUPS, not a round's, pushes the groups of seg's
+ * words that the first sort left tied. */
 static void by_shares(const struct refiner *r, const struct segment *seg, unsigned threads,
 		      enum share_step step, struct round_buf *b, struct word128 *words,
 		      size_t skip, struct share_result *res, struct seg_list *out)
@@ -655,72 +667,20 @@ static void mark_same(const struct refiner *r, size_t n, unsigned char *same, un
 	run_parallel(same_job, jobs, sizeof jobs[0], threads);
 }
 
-/* A share of the sorted words whose tied groups it finds (str_refine's
- * first step): those that begin in [lo, hi), the last may end past hi. */
-struct group_job {
-	const struct refiner *r;
-	size_t n, lo, hi;
-	struct seg_list big, small;
-	size_t groups, words;	/* found, and the words in them */
-	bool failed;
-};
-
-static void group_job(void *arg)
+/* The segments of l onto big (REFINE_BIG words or more) or small, their
+ * words added to *left; l freed.  False when out of memory. */
+static bool by_size(struct seg_list *l, struct seg_list *big, struct seg_list *small,
+		    size_t *left)
 {
-	struct group_job *j = arg;
-	const struct word128 *w = j->r->w;
-	const uint64_t mask = j->r->mask;
-	size_t i = j->lo, k;
-
-	/* A group begun in the share before is that share's. */
-	while (i > 0 && i < j->hi && str_tied(&w[i - 1], &w[i], mask))
-		i++;
-	for (; i < j->hi && i + 1 < j->n; i = k) {
-		for (k = i + 1; k < j->n && str_tied(&w[i], &w[k], mask); k++)
-			;
-		if (k - i < 2)
-			continue;
-		if (!seg_push(k - i >= REFINE_BIG ? &j->big : &j->small, i, k - i, STR_PREFIX,
-			      true)) {
-			j->failed = true;
-			return;
-		}
-		j->groups++;
-		j->words += k - i;
-	}
-}
-
-/* The groups of w the device sort left tied, found on up to threads
- * threads, into big (those of REFINE_BIG words or more) and small; how
- * many, and the words in them, in *groups and *words.  False when out of
- * memory. */
-static bool find_groups(const struct refiner *r, size_t n, unsigned threads,
-			struct seg_list *big, struct seg_list *small, size_t *groups,
-			size_t *words)
-{
-	struct group_job jobs[REFINE_MAX_THREADS];
-	const size_t most = n / GROUP_SHARE_MIN;
-	unsigned t, count = most < 1 ? 1 : most < threads ? (unsigned)most : threads;
 	bool ok = true;
 	size_t i;
 
-	for (t = 0; t < count; t++)
-		jobs[t] = (struct group_job){ r, n, n / count * t,
-					      t + 1 < count ? n / count * (t + 1) : n,
-					      { 0 }, { 0 }, 0, 0, false };
-	run_parallel(group_job, jobs, sizeof jobs[0], count);
-	for (t = 0; t < count; t++) {
-		const struct group_job *j = &jobs[t];
-		ok = ok && !j->failed;
-		for (i = 0; ok && i < j->big.n; i++)
-			ok = seg_push(big, j->big.s[i].start, j->big.s[i].n, STR_PREFIX, true);
-		for (i = 0; ok && i < j->small.n; i++)
-			ok = seg_push(small, j->small.s[i].start, j->small.s[i].n, STR_PREFIX, true);
-		*groups += j->groups;
-		*words += j->words;
-		free(j->big.s);
-		free(j->small.s);
+	for (i = 0; ok && i < l->n; i++) {
+		ok = seg_push(l->s[i].n >= REFINE_BIG ? big : small, l->s[i].start, l->s[i].n,
+			      l->s[i].depth, l->s[i].scan);
+		*left += l->s[i].n;
 	}
+	free(l->s);
 	return ok;
 }
 
@@ -728,13 +688,14 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 	       unsigned threads, unsigned char *same)
 {
 	struct refiner r = { w, mask, NULL, keys };
-	struct seg_list big = { 0 }, small = { 0 };
+	struct seg_list big = { 0 }, small = { 0 }, found = { 0 };
+	const struct segment all = { 0, n, STR_PREFIX, true };
 	struct refine_job jobs[REFINE_MAX_THREADS];
 	struct round_buf b = { 0 };
 	struct pieces pool = { NULL, NULL, 0, 0 };
 	struct share_result res;
 	size_t i, left = 0, groups = 0, big_rounds = 0;
-	unsigned t, count = 0;
+	unsigned t, count = 0, found_threads;
 	double t0 = now_sec(), t_find = 0, t_big, longest = 0, sum = 0;
 	bool ok = true;
 
@@ -742,7 +703,13 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 		threads = 1;
 	if (threads > REFINE_MAX_THREADS)
 		threads = REFINE_MAX_THREADS;
-	ok = find_groups(&r, n, threads, &big, &small, &groups, &left);
+	/* The groups the device sort left tied, looked for on threads of
+	 * GROUP_SHARE_MIN words or more. */
+	found_threads = n / GROUP_SHARE_MIN < 1 ? 1 :
+			n / GROUP_SHARE_MIN < threads ? (unsigned)(n / GROUP_SHARE_MIN) : threads;
+	by_shares(&r, &all, found_threads, SHARE_GROUPS, &b, NULL, 0, &res, &found);
+	groups = found.n;
+	ok = !res.failed && by_size(&found, &big, &small, &left);
 	if (ok && (big.n || small.n))
 		ok = (r.keys = malloc(n * sizeof *r.keys)) != NULL;
 	/* The largest segment on every thread, round after round, while it
@@ -770,12 +737,7 @@ int str_refine(struct word128 *w, size_t n, uint64_t mask, const struct str_keys
 		}
 		ok = ok && round_of(&r, seg, threads, &b, &next);
 		big_rounds++;
-		for (i = 0; ok && i < next.n; i++) {
-			ok = seg_push(next.s[i].n >= REFINE_BIG ? &big : &small, next.s[i].start,
-				      next.s[i].n, next.s[i].depth, next.s[i].scan);
-			left += next.s[i].n;
-		}
-		free(next.s);
+		ok = by_size(&next, &big, &small, &left) && ok;
 	}
 	for (i = 0; ok && i < big.n; i++)
 		ok = seg_push(&small, big.s[i].start, big.s[i].n, big.s[i].depth, big.s[i].scan);
