@@ -47,18 +47,20 @@ void eng_report(const struct engine *e)
 	e->ops->report(e);
 }
 
-void eng_close(struct engine *e)
+double eng_close(struct engine *e)
 {
-	double t0;
+	double t0, t;
 	bool host;
 
 	if (!e)
-		return;
+		return 0;
 	host = e->host;
 	t0 = now_sec();
 	e->ops->close(e);
+	t = now_sec() - t0;
 	if (!host)
-		msg_info(2, "device released in %.3f s", now_sec() - t0);
+		msg_info(2, "device released in %.3f s", t);
+	return t;
 }
 
 int eng_list(FILE *out, unsigned threads)

@@ -99,8 +99,9 @@ int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_pr
 /* -v: what the engine spent its time on. */
 void eng_report(const struct engine *e);
 
-/* Release everything (-vv: how long a device took); e may be NULL. */
-void eng_close(struct engine *e);
+/* Release everything (-vv: how long a device took); e may be NULL.  The
+ * seconds it took. */
+double eng_close(struct engine *e);
 
 /* Print the host engine and every OpenCL device on out, marking the one
  * "auto" weighs against the host.  0, or CLS_E_FAIL after a message when

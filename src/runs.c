@@ -594,11 +594,9 @@ out:
 	if (s.eng && !given) {
 		/* What measure needs of it, kept past closing it. */
 		const struct engine seen = *s.eng;
-		t0 = now_sec();
-		eng_close(s.eng);
+		const double t_close = eng_close(s.eng);
 		if (rc == 0 && choice.measure)
-			measure(&choice, &seen, t.records, t_start + now_sec() - t0,
-				t_work - s.t.ties);
+			measure(&choice, &seen, t.records, t_start + t_close, t_work - s.t.ties);
 	}
 	return rc;
 }
