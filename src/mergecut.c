@@ -191,61 +191,129 @@ static int cmp_sample(const void *a, const void *b, void *arg)
 	return cmp_records(f, x->rec, x->len, y->rec, y->len);
 }
 
-int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
-	    size_t per, size_t total, size_t *cuts)
-{
-	const size_t nsamples = k * parts * per;
-	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
-	const struct sample **split = calloc(parts, sizeof *split);
-	const struct sample none = { 0, 0, NULL, 0 };
-	struct probe pr = { f, NULL, NULL, 0, 0, NULL };
-	size_t r, p, i, n = 0;
-	double acc = 0, step;
+/* One thread's runs of a cut: every jobs-th from first.  The runs of a cut
+ * are sampled and searched side by side: from a disk each probe of a run
+ * in a file waits for its read (a cut of 17 runs of 8 GiB in all into 512
+ * parts took 2.4 s on one thread). */
+struct cut_job {
+	const struct enc_format *f;
+	const struct mrg_run *runs;
+	size_t k, first, jobs;
+	size_t parts, per;
+	struct sample *smp;	/* parts * per slots a run */
+	size_t *got;		/* samples of each run */
+	const struct sample *const *split;
+	size_t *cuts;
+	struct probe pr;
+};
 
-	if (!smp || !split) {
-		free(smp);
-		free(split);
-		msg_errno(ENOMEM, "cannot merge runs");
-		return CLS_E_FAIL;
-	}
-	for (r = 0; r < k && !pr.err; r++) {
-		const size_t every = runs[r].len / (parts * per) + 1;
-		size_t pos;
-		pr.r = &runs[r];
-		for (pos = 0; pos < runs[r].len && n < nsamples; pos += every) {
-			const size_t at = record_at(&pr, pos);
-			if (at >= runs[r].len || !sample_at(&pr, at, &smp[n]))
+static void sample_job(void *arg)
+{
+	struct cut_job *j = arg;
+	const size_t slots = j->parts * j->per;
+	size_t r;
+
+	for (r = j->first; r < j->k && !j->pr.err; r += j->jobs) {
+		const size_t every = j->runs[r].len / slots + 1;
+		struct sample *smp = j->smp + r * slots;
+		size_t pos, n = 0;
+		j->pr.r = &j->runs[r];
+		for (pos = 0; pos < j->runs[r].len && n < slots; pos += every) {
+			const size_t at = record_at(&j->pr, pos);
+			if (at >= j->runs[r].len || !sample_at(&j->pr, at, &smp[n]))
 				break;
 			smp[n].weight = (double)every;
 			n++;
 		}
+		j->got[r] = n;
 	}
+}
+
+static void cut_job(void *arg)
+{
+	struct cut_job *j = arg;
+	const size_t k = j->k, parts = j->parts;
+	size_t r, p;
+
+	for (r = j->first; r < k && !j->pr.err; r += j->jobs) {
+		size_t *cuts = j->cuts;
+		cuts[r] = 0;
+		cuts[parts * k + r] = j->runs[r].len;
+		j->pr.r = &j->runs[r];
+		for (p = 0; p + 1 < parts; p++) {
+			size_t c = j->split[p] ? cut_after(&j->pr, j->split[p]) : 0;
+			/* Splitters never decrease, nor may the cuts. */
+			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
+		}
+	}
+}
+
+int mrg_cut(const struct enc_format *f, const struct mrg_run *runs, size_t k, size_t parts,
+	    size_t per, size_t total, size_t *cuts)
+{
+	const size_t slots = parts * per, nsamples = k * slots;
+	const size_t jobs = k < f->threads ? k : f->threads ? f->threads : 1;
+	struct sample *smp = calloc(nsamples ? nsamples : 1, sizeof *smp);
+	const struct sample **split = calloc(parts, sizeof *split);
+	size_t *got = calloc(k ? k : 1, sizeof *got);
+	struct cut_job *job = calloc(jobs ? jobs : 1, sizeof *job);
+	size_t r, p, i, n = 0;
+	double acc = 0, step;
+	int err = 0;
+	const char *failed = NULL;
+
+	if (!smp || !split || !got || !job) {
+		free(smp);
+		free(split);
+		free(got);
+		free(job);
+		msg_errno(ENOMEM, "cannot merge runs");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < jobs; i++)
+		job[i] = (struct cut_job){ .f = f, .runs = runs, .k = k, .first = i, .jobs = jobs,
+					   .parts = parts, .per = per, .smp = smp, .got = got,
+					   .split = split, .cuts = cuts,
+					   .pr = { f, NULL, NULL, 0, 0, NULL } };
+	run_parallel(sample_job, job, sizeof *job, (unsigned)jobs);
+	/* The runs' samples end to end. */
+	for (r = 0; r < k; r++) {
+		memmove(&smp[n], &smp[r * slots], got[r] * sizeof *smp);
+		n += got[r];
+	}
+	for (i = n; i < nsamples; i++)
+		smp[i].rec = NULL;
 	qsort_r(smp, n, sizeof *smp, cmp_sample, (void *)f);
 	/* Splitter p closes part p: the key where the running weight passes
-	 * (p+1)/parts of the total. */
+	 * (p+1)/parts of the total; none (NULL) cuts every run at 0. */
 	step = (double)total / (double)parts;
 	for (p = 0, i = 0; p + 1 < parts; p++) {
 		while (i + 1 < n && acc + smp[i].weight < step * (double)(p + 1))
 			acc += smp[i++].weight;
-		split[p] = n ? &smp[i] : &none;
+		split[p] = n ? &smp[i] : NULL;
 	}
-	for (r = 0; r < k && !pr.err; r++) {
-		cuts[r] = 0;
-		cuts[parts * k + r] = runs[r].len;
-		pr.r = &runs[r];
-		for (p = 0; p + 1 < parts; p++) {
-			size_t c = split[p] == &none ? 0 : cut_after(&pr, split[p]);
-			/* Splitters never decrease, nor may the cuts. */
-			cuts[(p + 1) * k + r] = c < cuts[p * k + r] ? cuts[p * k + r] : c;
+	for (i = 0; i < jobs && !err; i++)
+		if (job[i].pr.err) {
+			err = job[i].pr.err;
+			failed = job[i].pr.failed;
 		}
+	if (!err)
+		run_parallel(cut_job, job, sizeof *job, (unsigned)jobs);
+	for (i = 0; i < jobs; i++) {
+		if (!err && job[i].pr.err) {
+			err = job[i].pr.err;
+			failed = job[i].pr.failed;
+		}
+		free(job[i].pr.buf);
 	}
 	for (i = 0; i < n; i++)
 		free(smp[i].rec);
 	free(smp);
 	free(split);
-	free(pr.buf);
-	if (pr.err) {
-		msg_errno(pr.err, "cannot read back %s", pr.failed);
+	free(got);
+	free(job);
+	if (err) {
+		msg_errno(err, "cannot read back %s", failed);
 		return CLS_E_FAIL;
 	}
 	return 0;
