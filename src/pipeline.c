@@ -22,24 +22,11 @@
 #include "tmpfile.h"
 #include "util.h"
 
-/* Half the memory the system says is available, at least 64 MiB. */
+/* Half the memory available (to this process's cgroup, where it has a
+ * limit), at least 64 MiB. */
 static uint64_t default_memory(void)
 {
-	FILE *fp = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb = 0;
-	uint64_t bytes = 0;
-
-	if (fp) {
-		while (fgets(line, sizeof line, fp))
-			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-				break;
-		fclose(fp);
-		bytes = (uint64_t)kb * 1024;
-	}
-	if (bytes == 0)
-		bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-	bytes /= 2;
+	const uint64_t bytes = mem_available() / 2;
 	return bytes < ((uint64_t)64 << 20) ? (uint64_t)64 << 20 : bytes;
 }
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,4 +488,98 @@ int cache_replace(const char *path, const void *a, size_t alen, const void *b, s
 	}
 	free(tmp);
 	return rc;
+}
+
+/* A number from the first line of path; false when there is none ("max"). */
+static bool read_number(const char *path, uint64_t *v)
+{
+	FILE *fp = fopen(path, "r");
+	unsigned long long n;
+	bool ok;
+
+	if (!fp)
+		return false;
+	ok = fscanf(fp, "%llu", &n) == 1;
+	fclose(fp);
+	*v = n;
+	return ok;
+}
+
+/* What one memory cgroup leaves, its limit less its use, from the files
+ * named limit and use in its directory; false where it has no limit. */
+static bool group_left(const char *dir, const char *limit, const char *use, uint64_t *left)
+{
+	char path[4300];
+	uint64_t l, u;
+
+	snprintf(path, sizeof path, "%s/%s", dir, limit);
+	if (!read_number(path, &l))
+		return false;
+	snprintf(path, sizeof path, "%s/%s", dir, use);
+	if (!read_number(path, &u))
+		return false;
+	*left = l > u ? l - u : 0;
+	return true;
+}
+
+/* What the memory cgroups of this process leave it, the least over its
+ * group and every group above it (v2: memory.max less memory.current; v1:
+ * memory.limit_in_bytes less memory.usage_in_bytes); UINT64_MAX where
+ * none is limited. */
+static uint64_t cgroup_room(void)
+{
+	FILE *fp = fopen("/proc/self/cgroup", "r");
+	char line[4096], dir[4200];
+	uint64_t room = UINT64_MAX, left;
+
+	if (!fp)
+		return room;
+	/* Lines of "id:controllers:path"; v2's have no controllers. */
+	while (fgets(line, sizeof line, fp)) {
+		char *ctl = strchr(line, ':'), *path, *up;
+		bool v2;
+		if (!ctl || !(path = strchr(ctl + 1, ':')))
+			continue;
+		*path++ = '\0';
+		ctl++;
+		path[strcspn(path, "\n")] = '\0';
+		v2 = *ctl == '\0';
+		if (!v2 && !strstr(ctl, "memory"))
+			continue;
+		for (;;) {
+			snprintf(dir, sizeof dir, "/sys/fs/cgroup%s%s", v2 ? "" : "/memory",
+				 strcmp(path, "/") ? path : "");
+			if (v2 ? group_left(dir, "memory.max", "memory.current", &left)
+			       : group_left(dir, "memory.limit_in_bytes", "memory.usage_in_bytes", &left))
+				room = left < room ? left : room;
+			if (!(up = strrchr(path, '/')) || up == path)
+				break;
+			*up = '\0';
+		}
+	}
+	fclose(fp);
+	return room;
+}
+
+uint64_t mem_available(void)
+{
+	const char *given = getenv("CLSORT_MEMORY_AVAILABLE");
+	FILE *fp;
+	char line[256];
+	unsigned long long kb = 0;
+	uint64_t bytes = 0, room;
+
+	if (given && *given)
+		return strtoull(given, NULL, 10);
+	if ((fp = fopen("/proc/meminfo", "r"))) {
+		while (fgets(line, sizeof line, fp))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+				break;
+		fclose(fp);
+		bytes = (uint64_t)kb * 1024;
+	}
+	if (bytes == 0)
+		bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	room = cgroup_room();
+	return room < bytes ? room : bytes;
 }

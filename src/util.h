@@ -66,6 +66,11 @@ int cache_path(char *path, size_t size, const char *name, bool make_dir);
  * -1 when that fails, leaving nothing behind. */
 int cache_replace(const char *path, const void *a, size_t alen, const void *b, size_t blen);
 
+/* Memory this process may still take: the system's available memory, or
+ * less where a memory cgroup limits it (CLSORT_MEMORY_AVAILABLE, bytes,
+ * says instead, for tests). */
+uint64_t mem_available(void);
+
 /* Online CPUs, at least 1. */
 unsigned cpu_count(void);
 

@@ -629,6 +629,39 @@ expect_passes() {
   [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"
 }
 
+@test "the default --memory is half the memory available" {
+  gen_u32 "$T/in" 1000
+  CLSORT_MEMORY_AVAILABLE=1073741824 "$CLSORT" "${DEV[@]}" -v "$T/in" 2> "$T/err" > /dev/null ||
+    fail "$(cat "$T/err")"
+  grep -q "^clsort: host memory budget 512 MiB$" "$T/err" || fail "$(cat "$T/err")"
+}
+
+# A memory cgroup of 1 GiB made for the test (root, and a cgroup file
+# system it may write, v2 or v1): clsort inside it takes at most half.
+@test "the default --memory is within a memory cgroup's limit" {
+  local cg v2=1
+  if [ -w /sys/fs/cgroup/cgroup.subtree_control ]; then
+    echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2> /dev/null || true
+    cg=/sys/fs/cgroup/clsort-test-$$
+  elif [ -w /sys/fs/cgroup/memory ]; then
+    v2=0 cg=/sys/fs/cgroup/memory/clsort-test-$$
+  else
+    skip "no cgroup file system to write"
+  fi
+  mkdir "$cg" 2> /dev/null || skip "cannot make a cgroup"
+  if [ $v2 = 1 ]; then
+    echo $((1 << 30)) > "$cg/memory.max" 2> /dev/null || { rmdir "$cg"; skip "no memory controller"; }
+  else
+    echo $((1 << 30)) > "$cg/memory.limit_in_bytes" || { rmdir "$cg"; skip "no memory limit"; }
+  fi
+  gen_u32 "$T/in" 1000
+  run sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" -v "$3" > /dev/null' sh "$cg" "$CLSORT" "$T/in"
+  rmdir "$cg"
+  [ "$status" -eq 0 ] || fail "$output"
+  budget=$(sed -n 's/^clsort: host memory budget \([0-9]*\) MiB$/\1/p' <<< "$output")
+  [ -n "$budget" ] && [ "$budget" -le 512 ] && [ "$budget" -ge 64 ] || fail "budget ${budget:-none}: $output"
+}
+
 @test "spilled runs: written through mappings of their files; without fallocate or mmap, through write(2)" {
   gen_u32 "$T/in" 200003
   gen_kv "$T/kv" 60013 5
