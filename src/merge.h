@@ -28,9 +28,11 @@ struct mrg_run {
  * f->threads threads, in rounds within memory / 2 bytes, when the runs are
  * in files (files: each piece read with one pread) or large enough
  * (CLSORT_PARALLEL_MERGE_MIN bytes lowers the limit, for tests); else in
- * one stream.  0, CLS_E_PIPE or CLS_E_FAIL. */
+ * one stream; behind: a file output's merged bytes are written back to
+ * the disk as they come (the page cache is short).  0, CLS_E_PIPE or
+ * CLS_E_FAIL. */
 int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, bool files,
-	     uint64_t memory, struct out_writer *w);
+	     bool behind, uint64_t memory, struct out_writer *w);
 
 /* Bytes of a run, at least, that a merge of runs in files reads at once. */
 #define MRG_READ_MIN ((size_t)64 << 10)

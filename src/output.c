@@ -344,6 +344,14 @@ void *out_claim(struct out_writer *w, size_t len)
 	return p;
 }
 
+bool out_file_mapped(const struct out_writer *w, uint64_t *at)
+{
+	if (!w->map || w->fd < 0)
+		return false;
+	*at = w->map_at;
+	return true;
+}
+
 int out_write(struct out_writer *w, const void *p, size_t len)
 {
 	if (w->progress)

@@ -94,6 +94,9 @@ int out_write(struct out_writer *w, const void *p, size_t len);
  * mapping, counted as written; NULL when the writer has no mapping or they
  * do not fit in it. */
 void *out_claim(struct out_writer *w, size_t len);
+/* Whether w writes a file through a mapping, its bytes from file offset
+ * *at on. */
+bool out_file_mapped(const struct out_writer *w, uint64_t *at);
 /* Whether out_claim would give the next len bytes (in one claim or in
  * several that add up to len). */
 bool out_claimable(const struct out_writer *w, uint64_t len);

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,21 @@ static int choose_fanin(struct spl_set *s, uint64_t est_runs)
 	return CLS_E_FAIL;
 }
 
+/* Runs in files stay in the page cache while it has room: a sort whose
+ * runs are merged before the kernel writes them back never writes them
+ * (writing back 256 MiB of runs made a spilled sort on 2 cores 1.26x
+ * slower).  Past half the memory available, the runs' pages go to the
+ * disk as they are written, not when the kernel's dirty limits are
+ * reached, which leaves the next runs' writes waiting for them (8 GiB of
+ * runs in a 4 GiB cgroup: sort and write 12-15 s, 6.5-7 s written back as
+ * they come). */
+static int to_files(struct spl_set *s, uint64_t est_runs)
+{
+	s->files = true;
+	s->cache_room = mem_available() / 2;
+	return choose_fanin(s, est_runs);
+}
+
 int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, uint64_t memory,
 	     bool files, uint64_t est_runs)
 {
@@ -92,14 +108,12 @@ int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, 
 	s->f = f;
 	s->tmpdir = tmpdir;
 	s->memory = memory;
-	s->files = files;
-	return files ? choose_fanin(s, est_runs) : 0;
+	return files ? to_files(s, est_runs) : 0;
 }
 
 int spl_to_files(struct spl_set *s, uint64_t est_runs)
 {
-	s->files = true;
-	return choose_fanin(s, est_runs);
+	return to_files(s, est_runs);
 }
 
 void spl_free(struct spl_set *s)
@@ -138,7 +152,7 @@ void spl_discard(struct out_writer *w, struct mrg_run *r)
 
 /* Make the run's written bytes readable: in memory at r->data, or in its
  * file by merges that read it. */
-static int seal(struct out_writer *w, struct mrg_run *r)
+static int seal(struct spl_set *s, struct out_writer *w, struct mrg_run *r)
 {
 	if (w->mem) {
 		r->heap = w->buf;
@@ -152,13 +166,22 @@ static int seal(struct out_writer *w, struct mrg_run *r)
 	if (out_finish(w))
 		return CLS_E_FAIL;
 	r->len = w->total;
+	s->spilled += r->len;
+	if (!s->behind && s->spilled > s->cache_room) {
+		s->behind = true;
+		msg_info(2, "runs: more than half the memory available (%llu MiB) in temporary "
+			 "files, written back to the disk as they come",
+			 (unsigned long long)(2 * s->cache_room >> 20));
+	}
+	if (s->behind)
+		(void)sync_file_range(r->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	return 0;
 }
 
 static int merge(struct spl_set *s, const struct mrg_run *runs, size_t k, struct out_writer *w)
 {
 	const double t0 = now_sec();
-	const int rc = mrg_runs(s->f, runs, k, s->files, s->memory, w);
+	const int rc = mrg_runs(s->f, runs, k, s->files, s->behind, s->memory, w);
 	s->merges++;
 	s->t_merge += now_sec() - t0;
 	return rc;
@@ -182,7 +205,7 @@ static int merge_tail(struct spl_set *s, size_t k)
 		return CLS_E_FAIL;
 	rc = merge(s, first, k, &w);
 	if (rc == 0)
-		rc = seal(&w, &merged);
+		rc = seal(s, &w, &merged);
 	else
 		out_abort(&w);
 	if (rc) {
@@ -198,7 +221,7 @@ static int merge_tail(struct spl_set *s, size_t k)
 
 int spl_keep(struct spl_set *s, struct out_writer *w, struct mrg_run *r)
 {
-	if (seal(w, r)) {
+	if (seal(s, w, r)) {
 		run_free(r);
 		return CLS_E_FAIL;
 	}

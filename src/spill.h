@@ -18,6 +18,10 @@ struct spl_set {
 	const char *tmpdir;
 	uint64_t memory;	/* --memory, for the merges' rounds */
 	bool files;		/* runs go to temporary files */
+	uint64_t cache_room;	/* files: the page cache they may take, about... */
+	uint64_t spilled;	/* ...and the bytes written to them so far... */
+	bool behind;		/* ...past which their pages are written back as
+				 * they come, as is a merge's output */
 	unsigned fanin;
 	struct mrg_run *runs;
 	size_t n, cap;

@@ -629,6 +629,28 @@ expect_passes() {
   [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"
 }
 
+@test "spilled runs past half the memory available: written back as they come, output identical" {
+  gen_u32 "$T/in" 2000003
+  mkdir "$T/tmp"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  CLSORT_MEMORY_AVAILABLE=2000000 "$CLSORT" "${DEV[@]}" -vv -S 256K --memory=4M -T "$T/tmp" \
+    "$T/in" -o "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  grep -q "^clsort: runs: more than half the memory available (1 MiB) in temporary files, written back" "$T/err" ||
+    fail "runs not written back: $(cat "$T/err")"
+  grep -q "^clsort: merge pass: .*; the output written back as it came$" "$T/err" ||
+    fail "output not written back: $(cat "$T/err")"
+  # With room in the page cache, neither: runs merged before the kernel
+  # writes them back are never written.
+  rm "$T/got"
+  CLSORT_MEMORY_AVAILABLE=$((1 << 40)) "$CLSORT" "${DEV[@]}" -vv -S 256K --memory=4M -T "$T/tmp" \
+    "$T/in" -o "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  run grep "written back" "$T/err"
+  [ "$status" -eq 1 ] || fail "written back with room: $output"
+  [ -z "$(ls -A "$T/tmp")" ]
+}
+
 @test "the default --memory is half the memory available" {
   gen_u32 "$T/in" 1000
   CLSORT_MEMORY_AVAILABLE=1073741824 "$CLSORT" "${DEV[@]}" -v "$T/in" 2> "$T/err" > /dev/null ||
