@@ -96,13 +96,16 @@ static inline bool bin_before(struct bin_head a, struct bin_head b)
 	return (a.key < b.key) | ((a.key == b.key) & (a.src < b.src));
 }
 
+/* Merge k sorted ranges of fixed-size records into w, or where dst is not
+ * NULL (and not -u) straight into dst, which has room for every record. */
 static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
-		     struct out_writer *w)
+		     struct out_writer *w, unsigned char *dst)
 {
 	size_t leaves = 1, i, len = 0;
 	struct bin_source *src = calloc(k ? k : 1, sizeof *src);
 	struct bin_head *tree, *entry, win;
-	unsigned char *buf = malloc(COPY_BLOCK + f->rec_size);
+	unsigned char *buf = dst ? NULL : malloc(COPY_BLOCK + f->rec_size);
+	unsigned char *to = dst ? dst : buf;
 	const size_t rs = f->rec_size;
 	uint64_t last = 0;		/* -u: the key written last */
 	bool have_last = false;
@@ -112,7 +115,7 @@ static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, s
 		leaves *= 2;
 	tree = calloc(2 * leaves, sizeof *tree);	/* losers in [1, leaves) */
 	entry = tree + leaves;				/* leaves, for the build */
-	if (!src || !tree || !buf) {
+	if (!src || !tree || !to) {
 		msg_errno(ENOMEM, "cannot merge runs");
 		rc = CLS_E_FAIL;
 		goto out;
@@ -155,15 +158,15 @@ static int bin_merge(const struct enc_format *f, const struct mrg_run *ranges, s
 			goto next;
 		/* Constant sizes for the common records let memcpy be a move. */
 		switch (rs) {
-		case 4: memcpy(buf + len, top->rec, 4); break;
-		case 8: memcpy(buf + len, top->rec, 8); break;
-		case 16: memcpy(buf + len, top->rec, 16); break;
-		default: memcpy(buf + len, top->rec, rs); break;
+		case 4: memcpy(to + len, top->rec, 4); break;
+		case 8: memcpy(to + len, top->rec, 8); break;
+		case 16: memcpy(to + len, top->rec, 16); break;
+		default: memcpy(to + len, top->rec, rs); break;
 		}
 		len += rs;
 		last = win.key;
 		have_last = true;
-		if (len >= COPY_BLOCK) {
+		if (!dst && len >= COPY_BLOCK) {
 			if ((rc = out_write(w, buf, len)))
 				goto out;
 			len = 0;
@@ -185,7 +188,8 @@ next:
 			win.src = (win.src & m) | (t.src & ~m);
 		}
 	}
-	rc = out_write(w, buf, len);
+	if (!dst)
+		rc = out_write(w, buf, len);
 out:
 	free(src);
 	free(tree);
@@ -317,7 +321,7 @@ struct part_job {
 	unsigned char *words;	/* sortable_part: the part's sort words */
 	size_t words_cap;
 	struct out_writer w;	/* else: the merged part */
-	unsigned char *dst;	/* sortable_part: its place in the output's
+	unsigned char *dst;	/* claimed: its place in the output's
 				 * mapping, or NULL */
 	const unsigned char *out;	/* the part's output */
 	size_t out_len;
@@ -435,13 +439,19 @@ static void part_job(void *arg)
 	j->t_read += t1 - t0;
 	if (j->rc == 0 && sort) {
 		j->rc = sort_part(j, need);
+	} else if (j->rc == 0 && j->dst) {
+		j->rc = bin_merge(j->f, j->pieces, j->k, NULL, j->dst);
+		j->out = j->dst;
+		j->out_len = 0;
+		for (r = 0; r < j->k; r++)
+			j->out_len += j->pieces[r].len;
 	} else if (j->rc == 0) {
 		if (!j->w.buf)
 			j->rc = out_open_mem(&j->w, j->expect, 1);
 		j->w.len = 0;
 		if (j->rc == 0)
 			j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
-					bin_merge(j->f, j->pieces, j->k, &j->w) :
+					bin_merge(j->f, j->pieces, j->k, &j->w, NULL) :
 					heap_merge(j->f, j->pieces, j->k, &j->w);
 		j->out = j->w.buf;
 		j->out_len = j->w.len;
@@ -590,10 +600,13 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	const size_t round = round_bytes(files, memory, threads);
 	const size_t rounds = (total + round - 1) / round;
 	const size_t parts = rounds ? threads * rounds : 1;
-	/* Sorted parts are as long as their pieces: where the output has
-	 * room to claim (a mapping), each thread decodes its part straight
-	 * into its place. */
-	const bool claim = sortable_part(f) && !f->unique && out_claimable(w, total);
+	/* Sorted parts, and merged parts of fixed-size records, are as long
+	 * as their pieces: where the output has room to claim (a mapping),
+	 * each thread writes its part straight into its place.  (Copied
+	 * there after the merge instead, 8 GiB of 16-byte records took 16.6
+	 * s of a 20 s merge out of the page cache.) */
+	const bool claim = (sortable_part(f) || (f->fmt == CLS_FMT_BIN && !f->tail)) && !f->unique &&
+			   out_claimable(w, total);
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
 	struct mrg_run *pieces = calloc(2 * (size_t)threads * k, sizeof *pieces);
@@ -692,7 +705,8 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		 "seconds), writing %.3f s, waiting for merges %.3f s%s",
 		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads,
 		 total ? 100.0 * (double)largest / (double)total : 0.0, t_cut, t_read,
-		 claim ? " by sorting into the output's mapping" : sortable_part(f) ? " by sorting" : "",
+		 sortable_part(f) ? (claim ? " by sorting into the output's mapping" : " by sorting")
+				  : claim ? " into the output's mapping" : "",
 		 t_merge, t_write, t_wait,
 		 traffic.out_fd >= 0 ? "; the output written back as it came" : "");
 out:
@@ -725,7 +739,7 @@ int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, b
 int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w)
 {
-	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w) : heap_merge(f, runs, k, w);
+	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w, NULL) : heap_merge(f, runs, k, w);
 }
 
 int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out)

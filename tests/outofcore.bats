@@ -629,6 +629,19 @@ expect_passes() {
   [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"
 }
 
+@test "spilled records: each part merged straight into the output's mapping, identical" {
+  gen_rec "$T/in" 300007 7
+  mkdir "$T/tmp"
+  for stable in "" --stable; do
+    "$CLSORT" "${DEV[@]}" -R 8 -k u32 $stable "$T/in" > "$T/want"
+    "$CLSORT" "${DEV[@]}" -vv -R 8 -k u32 $stable -S 64K --memory=1M --parallel=3 -T "$T/tmp" \
+      "$T/in" -o "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
+    cmp "$T/want" "$T/got"
+    grep -q "^clsort: merge pass: .* on 3 threads, .* merge into the output's mapping" "$T/err" ||
+      fail "not merged into the mapping: $(cat "$T/err")"
+  done
+}
+
 @test "spilled runs past half the memory available: written back as they come, output identical" {
   gen_u32 "$T/in" 2000003
   mkdir "$T/tmp"
