@@ -574,7 +574,7 @@ static int sort_across(const struct cls_opts *o)
 	if (agree_splitters(&s, sp, &nsp))
 		goto out;
 	s.t[2] = now_sec();
-	rc = part_scatter(&s.f, &s.slice, s.base, sp, nsp, &parts);
+	rc = part_scatter(&s.f, &s.slice, s.base, sp, nsp, NULL, &parts);
 	if (rc == PART_BAD_LINE)
 		name_bad_line(&s);
 	if (rc) {

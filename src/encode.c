@@ -247,6 +247,12 @@ int enc_plan_next(struct enc_planner *p, size_t cap, struct enc_batch *b)
 	return b->n > 0;
 }
 
+bool enc_bare_keys(const struct enc_format *f)
+{
+	return f->fmt == CLS_FMT_BIN && !f->indexed && !f->tail && f->kt && f->kt->invertible &&
+	       f->key_off == 0 && f->rec_size == f->kt->width;
+}
+
 bool enc_plan_done(const struct enc_planner *p)
 {
 	size_t i;

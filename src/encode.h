@@ -95,6 +95,10 @@ struct enc_planner {
 	uint64_t no;
 };
 
+/* Bare keys whose sort word turns back into the key (no payload, no
+ * index, no longer key): sorted words are the output. */
+bool enc_bare_keys(const struct enc_format *f);
+
 /* Records in data[0..len) of an input: bin records, or kv lines (a last
  * one without its line end counted too). */
 uint64_t enc_count_records(const struct enc_format *f, const void *data, size_t len);

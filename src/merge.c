@@ -318,7 +318,7 @@ struct part_job {
 	const size_t *from;	/* ...read from from[r] */
 	unsigned char *in;	/* into here */
 	size_t in_cap;
-	unsigned char *words;	/* sortable_part: the part's sort words */
+	unsigned char *words;	/* bare keys: the part's sort words */
 	size_t words_cap;
 	struct out_writer w;	/* else: the merged part */
 	unsigned char *dst;	/* claimed: its place in the output's
@@ -328,16 +328,6 @@ struct part_job {
 	double t_read, t_merge;
 	int rc;
 };
-
-/* Bare keys whose sort word turns back into the key (no payload, no
- * index, no longer key): a part of them is the same sorted as merged, for
- * equal keys are equal bytes, and the radix sort of a part costs a
- * fraction of a merge of many pieces. */
-static bool sortable_part(const struct enc_format *f)
-{
-	return f->fmt == CLS_FMT_BIN && !f->indexed && !f->tail && f->kt && f->kt->invertible &&
-	       f->key_off == 0 && f->rec_size == f->kt->width;
-}
 
 /* Room for need bytes at *buf, whose content is not kept. */
 static int room(unsigned char **buf, size_t *cap, size_t need)
@@ -385,8 +375,11 @@ static int read_pieces(struct part_job *j, size_t need)
 	return 0;
 }
 
-/* A sortable_part: its pieces' keys encoded, sorted, and decoded into
- * whichever of the job's buffers the sort left free, need bytes in all. */
+/* A part of bare keys (enc_bare_keys) is the same sorted as merged, for
+ * equal keys are equal bytes, and the radix sort of a part costs a
+ * fraction of a merge of many pieces: its pieces' keys encoded, sorted,
+ * and decoded into its place in the output, or into whichever of the
+ * job's buffers the sort left free; need bytes in all. */
 static int sort_part(struct part_job *j, size_t need)
 {
 	const struct enc_format *f = j->f;
@@ -427,7 +420,7 @@ static int sort_part(struct part_job *j, size_t need)
 static void part_job(void *arg)
 {
 	struct part_job *j = arg;
-	const bool sort = sortable_part(j->f);
+	const bool sort = enc_bare_keys(j->f);
 	size_t need = 0, r;
 	double t0 = now_sec(), t1;
 
@@ -605,7 +598,7 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	 * each thread writes its part straight into its place.  (Copied
 	 * there after the merge instead, 8 GiB of 16-byte records took 16.6
 	 * s of a 20 s merge out of the page cache.) */
-	const bool claim = (sortable_part(f) || (f->fmt == CLS_FMT_BIN && !f->tail)) && !f->unique &&
+	const bool claim = (enc_bare_keys(f) || (f->fmt == CLS_FMT_BIN && !f->tail)) && !f->unique &&
 			   out_claimable(w, total);
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
@@ -705,7 +698,7 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 		 "seconds), writing %.3f s, waiting for merges %.3f s%s",
 		 k, files ? " in temporary files" : "", total >> 20, parts, rounds, threads,
 		 total ? 100.0 * (double)largest / (double)total : 0.0, t_cut, t_read,
-		 sortable_part(f) ? (claim ? " by sorting into the output's mapping" : " by sorting")
+		 enc_bare_keys(f) ? (claim ? " by sorting into the output's mapping" : " by sorting")
 				  : claim ? " into the output's mapping" : "",
 		 t_merge, t_write, t_wait,
 		 traffic.out_fd >= 0 ? "; the output written back as it came" : "");

@@ -164,7 +164,7 @@ static int sort_sieved(struct job *j)
 	msg_info(1, "range %zu does not fit a run on device %s: copied out and sorted in runs",
 		 j->r, j->o.device);
 	deal_leave(j->cut->deal, j->r);
-	if ((rc = part_sieve_copy(&j->cut->sieve, j->r, &own)))
+	if ((rc = part_sieve_copy(&j->cut->sieve, j->r, NULL, &own)))
 		return rc;
 	rc = runs_sort_on(&j->o, f, &own.ranges[0], &j->w, j->eng);
 	part_free(&own);

@@ -344,6 +344,11 @@ void *out_claim(struct out_writer *w, size_t len)
 	return p;
 }
 
+void *out_place(struct out_writer *w, size_t len)
+{
+	return !w->mem && out_claimable(w, len) ? w->map + w->total : NULL;
+}
+
 bool out_file_mapped(const struct out_writer *w, uint64_t *at)
 {
 	if (!w->map || w->fd < 0)

@@ -94,6 +94,10 @@ int out_write(struct out_writer *w, const void *p, size_t len);
  * mapping, counted as written; NULL when the writer has no mapping or they
  * do not fit in it. */
 void *out_claim(struct out_writer *w, size_t len);
+/* The next len bytes of the output's mapping, where its next writes will
+ * go, not counted as written: for data laid out there before it is
+ * written (key ranges sorted in their place).  NULL as out_claim. */
+void *out_place(struct out_writer *w, size_t len);
 /* Whether w writes a file through a mapping, its bytes from file offset
  * *at on. */
 bool out_file_mapped(const struct out_writer *w, uint64_t *at);

@@ -111,7 +111,7 @@ size_t part_splitters(struct part_sample *smp, size_t got, size_t nranges, bool 
 
 
 int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
-		 const struct part_key *sp, size_t nsp, struct part_set *p)
+		 const struct part_key *sp, size_t nsp, unsigned char *dst, struct part_set *p)
 {
 	struct part_sieve s;
 	double t0 = now_sec();
@@ -121,7 +121,7 @@ int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t b
 	if (rc)
 		return rc;
 	msg_info(2, "key ranges: %zu splitters, counted in %.3f s", nsp, now_sec() - t0);
-	rc = part_sieve_copy(&s, SIZE_MAX, p);
+	rc = part_sieve_copy(&s, SIZE_MAX, dst, p);
 	part_sieve_free(&s);
 	return rc;
 }
@@ -157,15 +157,31 @@ int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t r
 	if (!sp)
 		msg_errno(ENOMEM, "cannot cut the input into key ranges");
 	else if (nsp != SIZE_MAX)
-		rc = part_scatter(f, in, 0, sp, nsp, p);
+		rc = part_scatter(f, in, 0, sp, nsp, NULL, p);
 	free(sp);
 	return rc;
 }
 
 int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
-	       struct part_set *p)
+	       unsigned char *dst, struct part_set *p)
 {
-	return part_split_n(f, in, records, part_count(records, cap), SAMPLES, false, p);
+	const size_t nranges = part_count(records, cap);
+	struct part_key *sp;
+	size_t nsp;
+	int rc = CLS_E_FAIL;
+
+	if (!dst)
+		return part_split_n(f, in, records, nranges, SAMPLES, false, p);
+	memset(p, 0, sizeof *p);
+	if (!(sp = calloc(nranges, sizeof *sp))) {
+		msg_errno(ENOMEM, "cannot cut the input into key ranges");
+		return CLS_E_FAIL;
+	}
+	nsp = part_pick(f, in, records, nranges, SAMPLES, false, sp);
+	if (nsp != SIZE_MAX)
+		rc = part_scatter(f, in, 0, sp, nsp, dst, p);
+	free(sp);
+	return rc;
 }
 
 void part_free(struct part_set *p)

@@ -30,9 +30,11 @@ struct part_set {
 };
 
 /* Cut records records of in into ranges that each hold about cap records,
- * threads at a time.  0, PART_BAD_LINE, or CLS_E_FAIL after a message. */
+ * threads at a time: copied into dst, which has room for in's bytes, or
+ * where dst is NULL into a buffer of p's own.  0, PART_BAD_LINE, or
+ * CLS_E_FAIL after a message. */
 int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
-	       struct part_set *p);
+	       unsigned char *dst, struct part_set *p);
 
 /* Cut records records of in into up to nranges ranges of about equal
  * size, from per samples a range; whole_keys: every key in one range (for
@@ -74,9 +76,10 @@ size_t part_pick(const struct enc_format *f, const struct in_set *in, uint64_t r
 		 size_t nranges, size_t per, bool whole_keys, struct part_key *sp);
 
 /* Copy every record of in into the range the nsp splitters sp give it:
- * p gets nsp + 1 ranges.  Same returns as part_split. */
+ * p gets nsp + 1 ranges, in dst or a buffer of its own (as part_split).
+ * Same returns as part_split. */
 int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
-		 const struct part_key *sp, size_t nsp, struct part_set *p);
+		 const struct part_key *sp, size_t nsp, unsigned char *dst, struct part_set *p);
 
 void part_free(struct part_set *p);
 

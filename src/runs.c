@@ -34,7 +34,8 @@ struct sorter {
 	size_t cap;		/* records per run */
 	struct spl_set spill;
 	struct srt_times t;
-	size_t ranges;		/* key ranges the input was cut into, or 0 */
+	size_t ranges;		/* key ranges the input was cut into, or 0... */
+	bool in_place;		/* ...laid out in the output's place */
 	size_t resorted;	/* parts of runs merged by sorting them again */
 	double t_part;		/* cutting it */
 };
@@ -334,8 +335,9 @@ static void report(const struct sorter *s, size_t runs, uint64_t records)
 {
 	msg_info(1, "host memory budget %llu MiB", (unsigned long long)(s->o->memory_bytes >> 20));
 	if (s->ranges)
-		msg_info(1, "%llu records cut into %zu key ranges in %.3f s, sorted in %zu run%s "
+		msg_info(1, "%llu records cut into %zu key ranges%s in %.3f s, sorted in %zu run%s "
 			 "of up to %zu; %u merge pass%s", (unsigned long long)records, s->ranges,
+			 s->in_place ? " in the output's place" : "",
 			 s->t_part, runs, runs == 1 ? "" : "s", s->cap, s->spill.merges,
 			 s->spill.merges == 1 ? "" : "es");
 	else
@@ -439,15 +441,19 @@ static int sort_set(struct sorter *s, struct enc_planner *pl, struct enc_batch *
 }
 
 /* Sort in, cut into key ranges that each fit a run, range by range into
- * out.  PART_BAD_LINE when a kv line has no key: the caller sorts the
- * input the usual way, which reports the line. */
+ * out.  The ranges are copied into a buffer of their own, or where dst is
+ * not NULL into dst: out's next bytes, bare keys (enc_bare_keys) only,
+ * whose sorts read all of their input before they write their output.
+ * PART_BAD_LINE when a kv line has no key: the caller sorts the input the
+ * usual way, which reports the line. */
 static int sort_ranges(struct sorter *s, const struct in_set *in, uint64_t records,
-		       struct enc_batch *b, struct out_writer *out, struct tally *t)
+		       unsigned char *dst, struct enc_batch *b, struct out_writer *out,
+		       struct tally *t)
 {
 	struct part_set parts;
 	double t0 = now_sec();
 	size_t r;
-	int rc = part_split(s->f, in, records, s->cap, &parts);
+	int rc = part_split(s->f, in, records, s->cap, dst, &parts);
 
 	if (rc)
 		return rc;
@@ -467,6 +473,32 @@ static int sort_ranges(struct sorter *s, const struct in_set *in, uint64_t recor
 	}
 	part_free(&parts);
 	return rc;
+}
+
+/* Bare keys larger than memory, to a file: rather than runs in temporary
+ * files and a merge, key ranges laid out in the output's mapping, each then
+ * sorted in its place.  Each key is classified once and sorted once (runs
+ * and a merge sort it twice), and no temporary file is written (on 2
+ * cores, writing the fresh pages of runs beside those of the output was
+ * most of a spilled sort's time).  The output's pages take the ranges'
+ * bytes first: where memory is short the kernel writes them back and reads
+ * each range again for its sort, as it would temporary files.
+ * CLSORT_MERGE_RUNS=host or device (for tests) spills runs instead.
+ * place_ranges: where out's next in->bytes lie, or NULL where it is not a
+ * mapped file. */
+static bool ranges_in_place(void)
+{
+	const char *how = getenv("CLSORT_MERGE_RUNS");
+	return !how || strcmp(how, "ranges") == 0;
+}
+
+static unsigned char *place_ranges(struct out_writer *out, struct srt_warm *warm,
+				   const struct in_set *in)
+{
+	srt_warm_out_done(warm);
+	if (warm->map_out)
+		out_map(out, warm->out_bytes, warm->threads, false);
+	return out_place(out, in->bytes);
 }
 
 void runs_config(const struct cls_opts *o, const struct enc_format *f, const char *device,
@@ -497,6 +529,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	struct enc_batch b;
 	struct tally t = { 0, 0, 0, 0 };
 	uint64_t total, want;
+	unsigned char *dst;
 	bool ranges;
 	int rc = CLS_E_FAIL;
 	/* Populated, the output is in memory all at once, which is for
@@ -574,9 +607,14 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 		 part_count(total, s.cap) <= MAX_RANGES && cut_ranges(f, s.eng);
 	if (ranges) {
 		srt_warm_out_done(&warm);
-		rc = sort_ranges(&s, in, total, &b, out, &t);
+		rc = sort_ranges(&s, in, total, NULL, &b, out, &t);
 		if (rc == PART_BAD_LINE)
 			msg_info(1, "a line without a key: sorting in runs, which names it");
+	} else if (s.spill.files && enc_bare_keys(f) && !f->unique && total > s.cap &&
+		   part_count(total, s.cap) <= MAX_RANGES && ranges_in_place() &&
+		   (dst = place_ranges(out, &warm, in))) {
+		s.in_place = true;
+		rc = sort_ranges(&s, in, total, dst, &b, out, &t);
 	}
 	if (rc == PART_BAD_LINE)
 		rc = sort_set(&s, &pl, &b, out, &warm, &t);

@@ -492,7 +492,7 @@ static int sieve_copy(const struct part_sieve *s, size_t only, const size_t *off
 	return 0;
 }
 
-int part_sieve_copy(const struct part_sieve *s, size_t r, struct part_set *p)
+int part_sieve_copy(const struct part_sieve *s, size_t r, unsigned char *dst, struct part_set *p)
 {
 	const size_t nr = r == SIZE_MAX ? s->nranges : 1;
 	size_t *off = calloc(s->nranges, sizeof *off);
@@ -510,25 +510,28 @@ int part_sieve_copy(const struct part_sieve *s, size_t r, struct part_set *p)
 		if (r == SIZE_MAX || i == r)
 			total += part_sieve_bytes(s, i);
 	}
-	p->buf_len = total;
-	p->buf = total ? malloc(total) : NULL;
-	if (total && !p->buf)
-		goto nomem;
-	/* Faulting the copy's pages in, all threads at once, is several
-	 * times faster than the copy taking one fault per page. */
-	populate_parallel(p->buf, total, s->f->threads);
+	if (!dst) {
+		p->buf_len = total;
+		p->buf = total ? malloc(total) : NULL;
+		if (total && !p->buf)
+			goto nomem;
+		/* Faulting the copy's pages in, all threads at once, is several
+		 * times faster than the copy taking one fault per page. */
+		populate_parallel(p->buf, total, s->f->threads);
+		dst = p->buf;
+	}
 	t1 = now_sec();
 	for (i = 0, total = 0; i < nr; i++) {
 		const uint64_t bytes = part_sieve_bytes(s, r == SIZE_MAX ? i : r);
 		p->files[i].name = "the input";
-		p->files[i].data = p->buf ? p->buf + total : (const unsigned char *)"";
+		p->files[i].data = dst ? dst + total : (const unsigned char *)"";
 		p->files[i].size = bytes;
 		p->ranges[i].files = &p->files[i];
 		p->ranges[i].count = 1;
 		p->ranges[i].bytes = bytes;
 		total += bytes;
 	}
-	if (sieve_copy(s, r, off, p->buf))
+	if (sieve_copy(s, r, off, dst))
 		goto fail;
 	msg_info(2, "key ranges: copy's pages in %.3f s, copied in %.3f s (%zu pieces)", t1 - t0,
 		 now_sec() - t1, s->npieces);

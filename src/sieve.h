@@ -58,8 +58,9 @@ size_t part_sieve_piece_room(const struct part_sieve *s);
 void part_sieve_piece(const struct part_sieve *s, size_t i, void *buf, size_t *at);
 
 /* Copy the records of range r (SIZE_MAX: of every range, one range after
- * another) into p.  0 or CLS_E_FAIL after a message. */
-int part_sieve_copy(const struct part_sieve *s, size_t r, struct part_set *p);
+ * another) into p: into dst, which has room for them, or where dst is NULL
+ * into a buffer of p's own.  0 or CLS_E_FAIL after a message. */
+int part_sieve_copy(const struct part_sieve *s, size_t r, unsigned char *dst, struct part_set *p);
 
 void part_sieve_free(struct part_sieve *s);
 

@@ -316,6 +316,7 @@ check_u32_sorted() {
 # --- runs spilled to temporary files ---------------------------------------------
 
 @test "u32, -S 4K --memory=64K: runs spill to temporary files" {
+  export CLSORT_MERGE_RUNS=host
   for n in 20011 100003; do
     gen_u32 "$T/in" $n
     same_as_incore "$n keys" -- -S 4K --memory=64K -- "$T/in"
@@ -328,6 +329,7 @@ check_u32_sorted() {
 }
 
 @test "u32 descending, spilling: identical to the in-core sort" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 30011
   same_as_incore "30011 keys" -r -- -S 4K --memory=64K -- "$T/in"
   check_u32_sorted "$T/in" -r
@@ -369,9 +371,44 @@ check_u32_sorted() {
   expect_runs 256 "temporary files"
 }
 
+@test "bare keys larger than --memory, to a file: key ranges sorted in the output's place" {
+  gen_u32 "$T/in" 100004
+  for opts in "-k u32" "-k u32 -r" "-k i32" "-k u64" "-k i64 -r"; do
+    "$CLSORT" "${DEV[@]}" $opts "$T/in" > "$T/want"
+    # No temporary file: a -T that does not exist is never used.
+    "$CLSORT" "${DEV[@]}" -v $opts -S 4K --memory=64K -T /nonexistent "$T/in" -o "$T/got" 2> "$T/err" ||
+      fail "$opts: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "$opts: differs"
+    grep -q "^clsort: [0-9]* records cut into [0-9]* key ranges in the output's place" "$T/err" ||
+      fail "$opts: not in place: $(cat "$T/err")"
+  done
+  # Standard output into a file, and the input as its own output.
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -S 4K --memory=64K "$T/in" > "$T/got"
+  cmp "$T/want" "$T/got"
+  cp "$T/in" "$T/self"
+  "$CLSORT" "${DEV[@]}" -S 4K --memory=64K "$T/self" -o "$T/self"
+  cmp "$T/want" "$T/self"
+}
+
+@test "bare keys larger than --memory into a pipe, or with -u: runs in temporary files" {
+  gen_u32 "$T/in" 100003
+  mkdir "$T/tmp"
+  "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -v -S 4K --memory=64K -T "$T/tmp" "$T/in" 2> "$T/err" | cat > "$T/got"
+  cmp "$T/want" "$T/got"
+  expect_runs 98 "temporary files"
+  "$CLSORT" "${DEV[@]}" -u "$T/in" > "$T/want"
+  "$CLSORT" "${DEV[@]}" -v -u -S 4K --memory=64K -T "$T/tmp" "$T/in" -o "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  expect_runs 98 "temporary files"
+  [ -z "$(ls -A "$T/tmp")" ]
+}
+
 # --- the temporary directory -------------------------------------------------------
 
 @test "-T naming a missing directory, with runs to spill: status 2, the directory named" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 20011
   run --separate-stderr "$CLSORT" "${DEV[@]}" -S 4K --memory=64K -T /nonexistent -o "$T/out" "$T/in"
   [ "$status" -eq 2 ]
@@ -454,6 +491,7 @@ check_u32_sorted() {
 }
 
 @test "a full tmpfs as the temporary directory: status 2, the directory named" {
+  export CLSORT_MERGE_RUNS=host
   mkdir "$T/small"
   mount -t tmpfs -o size=256k tmpfs "$T/small" 2> /dev/null || skip "cannot mount a tmpfs here"
   gen_u32 "$T/in" 200003
@@ -467,6 +505,7 @@ check_u32_sorted() {
 }
 
 @test "ulimit -n 16 with many spilled runs: still sorted" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 100003
   "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
   # Descriptors inherited from the test harness would count against the
@@ -578,6 +617,7 @@ expect_passes() {
 }
 
 @test "spilled merge, several passes: every format identical to the in-core sort" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 100003
   same_as_incore "100003 u32 keys" -- -S 4K --memory=64K -- "$T/in"
   expect_runs 90 "temporary files"
@@ -607,6 +647,7 @@ expect_passes() {
 }
 
 @test "spilled merge: -v says the plan, -vv each pass on several threads" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 2000003
   mkdir "$T/tmp"
   "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
@@ -643,6 +684,7 @@ expect_passes() {
 }
 
 @test "spilled runs past half the memory available: written back as they come, output identical" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 2000003
   mkdir "$T/tmp"
   "$CLSORT" "${DEV[@]}" "$T/in" > "$T/want"
@@ -698,6 +740,7 @@ expect_passes() {
 }
 
 @test "spilled runs: written through mappings of their files; without fallocate or mmap, through write(2)" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 200003
   gen_kv "$T/kv" 60013 5
   mkdir "$T/tmp"
@@ -722,6 +765,7 @@ expect_passes() {
 }
 
 @test "faultinject: a temporary file that cannot be read back: status 2, nothing left" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 20011
   mkdir "$T/tmp" "$T/out"
   FAULTINJECT_TARGET=tmp FAULTINJECT_OP=read LD_PRELOAD="$FAULTINJECT" \
@@ -734,6 +778,7 @@ expect_passes() {
 }
 
 @test "SIGTERM during the merge of spilled runs: status 143, no -o output, nothing left" {
+  export CLSORT_MERGE_RUNS=host
   gen_u32 "$T/in" 500000
   mkdir "$T/out" "$T/tmp"
   # Stopped at the first read of a temporary file: the first merge.

@@ -157,19 +157,22 @@ static void check(const struct enc_format *f, const unsigned char *buf, size_t n
 	struct in_set in = { files, 3, (uint64_t)n * rs };
 	struct part_key *sp = calloc(nranges, sizeof *sp);
 	struct part_sieve s;
-	struct part_set all;
+	struct part_set all, placed;
+	unsigned char *placed_buf = malloc(n * rs + 1);
 	unsigned char *want_recs = malloc(n * rs + 1), *want_words = malloc(n * ws + 1);
 	unsigned char **want = calloc(nranges, sizeof *want);
 	size_t *m = calloc(nranges, sizeof *m);
 	size_t nsp, r, g, total = 0;
-	bool counts_ok = true, copy_ok = true, all_ok = true, words_ok, quit_ok;
+	bool counts_ok = true, copy_ok = true, all_ok = true, placed_ok = true, words_ok, quit_ok;
 
 	memset(files, 0, sizeof files);
 	files[0] = (struct in_file){ .name = "a", .data = buf, .size = cut1 * rs };
 	files[1] = (struct in_file){ .name = "b", .data = buf + cut1 * rs, .size = (cut2 - cut1) * rs };
 	files[2] = (struct in_file){ .name = "c", .data = buf + cut2 * rs, .size = (n - cut2) * rs };
 	nsp = part_pick(f, &in, n, nranges, 64, false, sp);
-	if (part_sieve_init(&s, f, &in, 0, sp, nsp, true) || part_scatter(f, &in, 0, sp, nsp, &all))
+	if (part_sieve_init(&s, f, &in, 0, sp, nsp, true) ||
+	    part_scatter(f, &in, 0, sp, nsp, NULL, &all) ||
+	    part_scatter(f, &in, 0, sp, nsp, placed_buf, &placed))
 		abort();
 	for (r = 0; r <= nsp; r++) {
 		struct part_set one;
@@ -184,12 +187,15 @@ static void check(const struct enc_format *f, const unsigned char *buf, size_t n
 			m[r]++;
 		}
 		counts_ok &= part_sieve_bytes(&s, r) == m[r] * rs;
-		copy_ok &= part_sieve_copy(&s, r, &one) == 0 && one.count == 1 &&
+		copy_ok &= part_sieve_copy(&s, r, NULL, &one) == 0 && one.count == 1 &&
 			   one.ranges[0].bytes == m[r] * rs &&
 			   memcmp(one.files[0].data, want_recs, m[r] * rs) == 0;
 		part_free(&one);
 		all_ok &= all.ranges[r].bytes == m[r] * rs &&
 			  memcmp(all.files[r].data, want_recs, m[r] * rs) == 0;
+		placed_ok &= placed.ranges[r].bytes == m[r] * rs &&
+			     placed.files[r].data == placed_buf + total * rs &&
+			     memcmp(placed.files[r].data, want_recs, m[r] * rs) == 0;
 		total += m[r];
 	}
 	words_ok = dealt(&s, want, m, ws, SIZE_MAX);
@@ -200,7 +206,11 @@ static void check(const struct enc_format *f, const unsigned char *buf, size_t n
 	ok(quit_ok, "%s: a range that leaves early holds up no other", what);
 	ok(copy_ok, "%s: each range copied out", what);
 	ok(all_ok && all.count == nsp + 1, "%s: every range copied", what);
+	ok(placed_ok && placed.count == nsp + 1 && !placed.buf,
+	   "%s: every range copied into the caller's memory, one after another", what);
 	part_free(&all);
+	part_free(&placed);
+	free(placed_buf);
 	part_sieve_free(&s);
 	free(sp);
 	free(want_recs);
