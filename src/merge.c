@@ -197,18 +197,20 @@ out:
 	return rc;
 }
 
-/* Heap-merge k sorted byte ranges, given in run order, into w.  A range
- * that is an input (-m) is checked to be sorted: CLS_E_FAIL after a
- * message naming the first record out of order. */
+/* Heap-merge k sorted byte ranges, given in run order, into w, or where
+ * dst is not NULL (not -u, runs whose lines all end) straight into dst,
+ * room bytes, which the ranges fill exactly.  A range that is an input
+ * (-m) is checked to be sorted: CLS_E_FAIL after a message naming the
+ * first record out of order. */
 static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
-		      struct out_writer *w)
+		      struct out_writer *w, unsigned char *dst, size_t room)
 {
 	struct source *src = calloc(k ? k : 1, sizeof *src);
 	struct source **heap = calloc(k ? k : 1, sizeof *heap);
 	const bool kv = f->fmt == CLS_FMT_KV;
 	struct enc_cursor last, was;	/* -u: the record written last */
 	bool have_last = false;
-	size_t i, n = 0;
+	size_t i, n = 0, at = 0;
 	int rc = 0;
 
 	if (!src || !heap) {
@@ -234,7 +236,17 @@ static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, 
 		sift_down(heap, n, i);
 	while (n && rc == 0) {
 		struct source *top = heap[0];
-		if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
+		if (dst && at + top->c.len + kv > room) {
+			/* Runs end every line: a part is as long as its pieces. */
+			msg_err("cannot merge runs: a part longer than its pieces");
+			rc = CLS_E_FAIL;
+			break;
+		} else if (dst) {
+			memcpy(dst + at, top->c.rec, top->c.len);
+			at += top->c.len;
+			if (kv)
+				dst[at++] = (unsigned char)f->eol;
+		} else if (!f->unique || !have_last || enc_cursor_cmp(&last, &top->c) != 0) {
 			rc = out_write(w, top->c.rec, top->c.len);
 			if (rc == 0 && kv)
 				rc = out_write(w, &f->eol, 1);
@@ -262,6 +274,10 @@ static int heap_merge(const struct enc_format *f, const struct mrg_run *ranges, 
 			heap[0] = heap[--n];
 		rc = 0;
 		sift_down(heap, n, 0);
+	}
+	if (rc == 0 && dst && at != room) {
+		msg_err("cannot merge runs: a part shorter than its pieces");
+		rc = CLS_E_FAIL;
 	}
 out:
 	free(src);
@@ -433,11 +449,13 @@ static void part_job(void *arg)
 	if (j->rc == 0 && sort) {
 		j->rc = sort_part(j, need);
 	} else if (j->rc == 0 && j->dst) {
-		j->rc = bin_merge(j->f, j->pieces, j->k, NULL, j->dst);
 		j->out = j->dst;
 		j->out_len = 0;
 		for (r = 0; r < j->k; r++)
 			j->out_len += j->pieces[r].len;
+		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
+				bin_merge(j->f, j->pieces, j->k, NULL, j->dst) :
+				heap_merge(j->f, j->pieces, j->k, NULL, j->dst, j->out_len);
 	} else if (j->rc == 0) {
 		if (!j->w.buf)
 			j->rc = out_open_mem(&j->w, j->expect, 1);
@@ -445,7 +463,7 @@ static void part_job(void *arg)
 		if (j->rc == 0)
 			j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
 					bin_merge(j->f, j->pieces, j->k, &j->w, NULL) :
-					heap_merge(j->f, j->pieces, j->k, &j->w);
+					heap_merge(j->f, j->pieces, j->k, &j->w, NULL, 0);
 		j->out = j->w.buf;
 		j->out_len = j->w.len;
 	}
@@ -593,12 +611,12 @@ static int merge_parallel(const struct enc_format *f, const struct mrg_run *runs
 	const size_t round = round_bytes(files, memory, threads);
 	const size_t rounds = (total + round - 1) / round;
 	const size_t parts = rounds ? threads * rounds : 1;
-	/* Sorted parts, and merged parts of fixed-size records, are as long
-	 * as their pieces: where the output has room to claim (a mapping),
-	 * each thread writes its part straight into its place.  (Copied
-	 * there after the merge instead, 8 GiB of 16-byte records took 16.6
-	 * s of a 20 s merge out of the page cache.) */
-	const bool claim = (enc_bare_keys(f) || (f->fmt == CLS_FMT_BIN && !f->tail)) && !f->unique &&
+	/* Parts, sorted or merged, are as long as their pieces (but for -u;
+	 * runs end every line): where the output has room to claim (a
+	 * mapping), each thread writes its part straight into its place.
+	 * (Copied there after the merge instead, 8 GiB of 16-byte records
+	 * took 16.6 s of a 20 s merge out of the page cache.) */
+	const bool claim = (f->fmt == CLS_FMT_BIN || f->fmt == CLS_FMT_KV) && !f->unique &&
 			   out_claimable(w, total);
 	size_t *cuts = calloc((parts + 1) * k, sizeof *cuts);	/* cuts[p * k + r] */
 	struct part_job *jobs = calloc(2 * (size_t)threads, sizeof *jobs);
@@ -726,13 +744,13 @@ int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, b
 	if (files || (f->threads > 1 &&
 		      total >= (min ? strtoull(min, NULL, 10) : PARALLEL_MERGE_MIN)))
 		return merge_parallel(f, runs, k, files, behind, memory, w, total);
-	return heap_merge(f, runs, k, w);
+	return heap_merge(f, runs, k, w, NULL, 0);
 }
 
 int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w)
 {
-	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w, NULL) : heap_merge(f, runs, k, w);
+	return f->fmt == CLS_FMT_BIN && !f->tail ? bin_merge(f, runs, k, w, NULL) : heap_merge(f, runs, k, w, NULL, 0);
 }
 
 int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
@@ -751,7 +769,7 @@ int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_w
 		r[i].len = in->files[i].size;
 		r[i].input = &in->files[i];
 	}
-	rc = heap_merge(f, r, in->count, out);
+	rc = heap_merge(f, r, in->count, out, NULL, 0);
 	free(r);
 	return rc;
 }

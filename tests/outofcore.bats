@@ -670,16 +670,19 @@ expect_passes() {
   [ "${BASH_REMATCH[2]}" -eq 3 ] || fail "not on 3 threads: $line"
 }
 
-@test "spilled records: each part merged straight into the output's mapping, identical" {
+@test "spilled records and lines: each part merged straight into the output's mapping, identical" {
   gen_rec "$T/in" 300007 7
+  gen_kv "$T/kv" 200003 8
+  printf '17:no line end' >> "$T/kv"
   mkdir "$T/tmp"
-  for stable in "" --stable; do
-    "$CLSORT" "${DEV[@]}" -R 8 -k u32 $stable "$T/in" > "$T/want"
-    "$CLSORT" "${DEV[@]}" -vv -R 8 -k u32 $stable -S 64K --memory=1M --parallel=3 -T "$T/tmp" \
-      "$T/in" -o "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
-    cmp "$T/want" "$T/got"
+  for opts in "-R 8 -k u32" "-R 8 -k u32 --stable" "-f kv" "-f kv -r" "-t: -F 2 -k str"; do
+    in=$T/in; [[ $opts == -R* ]] || in=$T/kv
+    "$CLSORT" "${DEV[@]}" $opts "$in" > "$T/want"
+    "$CLSORT" "${DEV[@]}" -vv $opts -S 64K --memory=1M --parallel=3 -T "$T/tmp" \
+      "$in" -o "$T/got" 2> "$T/err" || fail "$opts: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "$opts: differs"
     grep -q "^clsort: merge pass: .* on 3 threads, .* merge into the output's mapping" "$T/err" ||
-      fail "not merged into the mapping: $(cat "$T/err")"
+      fail "$opts: not merged into the mapping: $(cat "$T/err")"
   done
 }
 
