@@ -420,8 +420,8 @@ check_u32_sorted() {
 @test "-T is not needed when nothing spills" {
   gen_u32 "$T/in" 10007
   run --separate-stderr "$CLSORT" "${DEV[@]}" -S 4K -T /nonexistent "$T/in"
-  assert_success
-  [ -z "$stderr" ]
+  [ "$status" -eq 0 ] || fail "status $status: $stderr"
+  [ -z "$stderr" ] || fail "$stderr"
 }
 
 @test "TMPDIR is the default temporary directory" {
