@@ -240,7 +240,7 @@ static int cut_input(struct cut *c, const struct enc_format *f, const struct in_
 
 	c->sieved = f->fmt == CLS_FMT_BIN && !f->unique && !f->tail;
 	if (!c->sieved) {
-		if ((rc = part_split_n(f, in, records, n, SAMPLES, md_whole_keys(f), &c->parts)))
+		if ((rc = part_split_n(f, in, records, n, SAMPLES, md_whole_keys(f), NULL, &c->parts)))
 			return rc;
 		*count = c->parts.count;
 		/* Every record is in the ranges now. */

@@ -147,7 +147,7 @@ size_t part_pick(const struct enc_format *f, const struct in_set *in, uint64_t r
 }
 
 int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t records,
-		 size_t nranges, size_t per, bool whole_keys, struct part_set *p)
+		 size_t nranges, size_t per, bool whole_keys, unsigned char *dst, struct part_set *p)
 {
 	struct part_key *sp = calloc(nranges, sizeof *sp);
 	const size_t nsp = sp ? part_pick(f, in, records, nranges, per, whole_keys, sp) : SIZE_MAX;
@@ -157,7 +157,7 @@ int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t r
 	if (!sp)
 		msg_errno(ENOMEM, "cannot cut the input into key ranges");
 	else if (nsp != SIZE_MAX)
-		rc = part_scatter(f, in, 0, sp, nsp, NULL, p);
+		rc = part_scatter(f, in, 0, sp, nsp, dst, p);
 	free(sp);
 	return rc;
 }
@@ -165,23 +165,7 @@ int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t r
 int part_split(const struct enc_format *f, const struct in_set *in, uint64_t records, size_t cap,
 	       unsigned char *dst, struct part_set *p)
 {
-	const size_t nranges = part_count(records, cap);
-	struct part_key *sp;
-	size_t nsp;
-	int rc = CLS_E_FAIL;
-
-	if (!dst)
-		return part_split_n(f, in, records, nranges, SAMPLES, false, p);
-	memset(p, 0, sizeof *p);
-	if (!(sp = calloc(nranges, sizeof *sp))) {
-		msg_errno(ENOMEM, "cannot cut the input into key ranges");
-		return CLS_E_FAIL;
-	}
-	nsp = part_pick(f, in, records, nranges, SAMPLES, false, sp);
-	if (nsp != SIZE_MAX)
-		rc = part_scatter(f, in, 0, sp, nsp, dst, p);
-	free(sp);
-	return rc;
+	return part_split_n(f, in, records, part_count(records, cap), SAMPLES, false, dst, p);
 }
 
 void part_free(struct part_set *p)

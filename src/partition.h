@@ -39,9 +39,10 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 /* Cut records records of in into up to nranges ranges of about equal
  * size, from per samples a range; whole_keys: every key in one range (for
  * -u and string keys, whose equal words must meet), else equal keys split
- * by position.  Same returns as part_split. */
+ * by position; copied into dst or a buffer of p's own, as part_split.
+ * Same returns as part_split. */
 int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t records,
-		 size_t nranges, size_t per, bool whole_keys, struct part_set *p);
+		 size_t nranges, size_t per, bool whole_keys, unsigned char *dst, struct part_set *p);
 
 /* The pieces of part_split_n, for inputs cut over several processes,
  * where in is a slice of the inputs that starts base bytes into them (the

@@ -94,7 +94,7 @@ static int choose_fanin(struct spl_set *s, uint64_t est_runs)
  * reached, which leaves the next runs' writes waiting for them (8 GiB of
  * runs in a 4 GiB cgroup: sort and write 12-15 s, 6.5-7 s written back as
  * they come). */
-static int to_files(struct spl_set *s, uint64_t est_runs)
+int spl_to_files(struct spl_set *s, uint64_t est_runs)
 {
 	s->files = true;
 	s->cache_room = mem_available() / 2;
@@ -108,12 +108,7 @@ int spl_init(struct spl_set *s, const struct enc_format *f, const char *tmpdir, 
 	s->f = f;
 	s->tmpdir = tmpdir;
 	s->memory = memory;
-	return files ? to_files(s, est_runs) : 0;
-}
-
-int spl_to_files(struct spl_set *s, uint64_t est_runs)
-{
-	return to_files(s, est_runs);
+	return files ? spl_to_files(s, est_runs) : 0;
 }
 
 void spl_free(struct spl_set *s)

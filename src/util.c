@@ -501,7 +501,8 @@ static bool read_number(const char *path, uint64_t *v)
 		return false;
 	ok = fscanf(fp, "%llu", &n) == 1;
 	fclose(fp);
-	*v = n;
+	if (ok)
+		*v = n;
 	return ok;
 }
 
