@@ -91,8 +91,10 @@ static inline bool bin_before(struct bin_head a, struct bin_head b)
 	return (a.key < b.key) | ((a.key == b.key) & (a.src < b.src));
 }
 
-int kmerge_records(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
-		   struct out_writer *w, unsigned char *dst)
+/* Fixed-size records whose sort word orders them, into w or dst (as
+ * kmerge). */
+static int kmerge_records(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
+			  struct out_writer *w, unsigned char *dst)
 {
 	size_t leaves = 1, i, len = 0;
 	struct bin_source *src = calloc(k ? k : 1, sizeof *src);
@@ -271,4 +273,11 @@ out:
 	free(src);
 	free(heap);
 	return rc;
+}
+
+int kmerge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
+	   struct out_writer *w, unsigned char *dst, size_t room)
+{
+	return f->fmt == CLS_FMT_BIN && !f->tail ? kmerge_records(f, ranges, k, w, dst)
+						 : kmerge_heap(f, ranges, k, w, dst, room);
 }

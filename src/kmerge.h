@@ -12,10 +12,12 @@
 #include "merge.h"
 #include "output.h"
 
-/* Merge k sorted ranges of fixed-size records into w, or where dst is not
- * NULL (and not -u) straight into dst, which has room for every record. */
-int kmerge_records(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
-		   struct out_writer *w, unsigned char *dst);
+/* Merge k sorted ranges, given in run order, into w, or where dst is not
+ * NULL (not -u, runs whose lines all end) straight into dst, room bytes,
+ * which the ranges fill exactly: fixed-size records whose sort word orders
+ * them through the tournament tree, others through kmerge_heap. */
+int kmerge(const struct enc_format *f, const struct mrg_run *ranges, size_t k,
+	   struct out_writer *w, unsigned char *dst, size_t room);
 
 /* Heap-merge k sorted byte ranges, given in run order, into w, or where
  * dst is not NULL (not -u, runs whose lines all end) straight into dst,

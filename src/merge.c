@@ -181,17 +181,13 @@ static void part_job(void *arg)
 		j->out_len = 0;
 		for (r = 0; r < j->k; r++)
 			j->out_len += j->pieces[r].len;
-		j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
-				kmerge_records(j->f, j->pieces, j->k, NULL, j->dst) :
-				kmerge_heap(j->f, j->pieces, j->k, NULL, j->dst, j->out_len);
+		j->rc = kmerge(j->f, j->pieces, j->k, NULL, j->dst, j->out_len);
 	} else if (j->rc == 0) {
 		if (!j->w.buf)
 			j->rc = out_open_mem(&j->w, j->expect, 1);
 		j->w.len = 0;
 		if (j->rc == 0)
-			j->rc = j->f->fmt == CLS_FMT_BIN && !j->f->tail ?
-					kmerge_records(j->f, j->pieces, j->k, &j->w, NULL) :
-					kmerge_heap(j->f, j->pieces, j->k, &j->w, NULL, 0);
+			j->rc = kmerge(j->f, j->pieces, j->k, &j->w, NULL, 0);
 		j->out = j->w.buf;
 		j->out_len = j->w.len;
 	}
@@ -478,7 +474,7 @@ int mrg_runs(const struct enc_format *f, const struct mrg_run *runs, size_t k, b
 int mrg_stream(const struct enc_format *f, const struct mrg_run *runs, size_t k,
 	       struct out_writer *w)
 {
-	return f->fmt == CLS_FMT_BIN && !f->tail ? kmerge_records(f, runs, k, w, NULL) : kmerge_heap(f, runs, k, w, NULL, 0);
+	return kmerge(f, runs, k, w, NULL, 0);
 }
 
 int mrg_inputs(const struct enc_format *f, const struct in_set *in, struct out_writer *out)
