@@ -1,7 +1,7 @@
 /* Output: buffered writers to the final destination (stdout, or -o FILE
  * through a temporary file renamed into place when complete), to run
- * files, or to memory; and the gather that writes a sorted run's records
- * in word order. */
+ * files, or to memory (output.c); and the gather that writes a sorted
+ * run's records in word order (emit.c). */
 #ifndef CLSORT_OUTPUT_H
 #define CLSORT_OUTPUT_H
 
@@ -119,5 +119,12 @@ int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_
 /* The run's words are all emitted: write what is held back.  Same
  * returns. */
 int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
+/* Free what out_emit keeps between runs (out_finish and out_abort do). */
+void out_emit_free(struct out_writer *w);
+
+/* How many of threads (at most OUT_COPY_MAX_THREADS) share a copy of
+ * bytes into the output: one for a small copy. */
+#define OUT_COPY_MAX_THREADS 64
+unsigned out_copy_threads(size_t bytes, unsigned threads);
 
 #endif

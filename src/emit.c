@@ -1,0 +1,303 @@
+#include "config.h"
+#include "output.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* --- gather ----------------------------------------------------------- */
+
+#define DECODE_WORDS 8192
+/* Gathers of fewer records than this stay on one thread. */
+#define GATHER_MIN 65536
+#define GATHER_MAX_THREADS 64
+/* Records each thread gathers into its buffer before the buffers are
+ * written: the buffers stay small and in the caches, and are reused. */
+#define GATHER_ROUND 32768
+
+struct decode_job {
+	const struct enc_format *f;
+	const unsigned char *words;
+	size_t count;
+	unsigned char *dst;
+};
+
+static void decode_job(void *arg)
+{
+	const struct decode_job *j = arg;
+	j->f->kt->decode(j->words, j->count, j->f->mask, j->dst);
+}
+
+/* Decode count words straight into dst, on several threads when there
+ * are enough of them. */
+static void decode_parallel(const struct enc_format *f, const void *words, size_t count,
+			    unsigned char *dst)
+{
+	const size_t ws = word_size(f->kind);
+	struct decode_job jobs[OUT_COPY_MAX_THREADS];
+	const unsigned threads = out_copy_threads(count * ws, f->threads);
+	unsigned i;
+
+	for (i = 0; i < threads; i++) {
+		const size_t first = count / threads * i;
+		jobs[i].f = f;
+		jobs[i].words = (const unsigned char *)words + first * ws;
+		jobs[i].count = i + 1 < threads ? count / threads : count - first;
+		jobs[i].dst = dst + first * ws;
+	}
+	run_parallel(decode_job, jobs, sizeof jobs[0], threads);
+}
+
+static int emit_plain(struct out_writer *w, const struct enc_format *f, const void *words,
+		      size_t count)
+{
+	const size_t ws = word_size(f->kind);
+	unsigned char tmp[DECODE_WORDS * 8];
+	unsigned char *dst;
+	size_t i;
+	int rc = 0;
+
+	/* Ascending unsigned keys are their own bytes. */
+	if (f->mask == 0 && f->kt->raw(1) == 1 && f->kt->raw(0) == 0)
+		return out_write(w, words, count * ws);
+	/* A mapped output is decoded into in place. */
+	dst = out_claim(w, count * ws);
+	if (dst) {
+		decode_parallel(f, words, count, dst);
+		return 0;
+	}
+	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
+		size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
+		f->kt->decode((const char *)words + i * ws, c, f->mask, tmp);
+		rc = out_write(w, tmp, c * ws);
+	}
+	return rc;
+}
+
+/* One thread's share of a gather: records [first, first+count) of the
+ * sorted words, copied into its own buffer. */
+struct gather {
+	const struct enc_format *f;
+	const struct enc_batch *b;
+	const void *words;
+	size_t first, count;
+	unsigned char *dst;	/* where the records go in a mapped output, or NULL */
+	unsigned char *buf;
+	size_t cap, len;
+	bool failed;
+};
+
+static bool gather_room(struct gather *g, size_t more)
+{
+	if (g->len + more > g->cap) {
+		size_t cap = g->cap ? g->cap : (size_t)1 << 20;
+		unsigned char *grown;
+		while (cap < g->len + more)
+			cap *= 2;
+		grown = realloc(g->buf, cap);
+		if (!grown)
+			return false;
+		g->buf = grown;
+		g->cap = cap;
+	}
+	return true;
+}
+
+static void gather_job(void *arg)
+{
+	struct gather *g = arg;
+	const struct enc_format *f = g->f;
+	const bool kv = f->fmt == CLS_FMT_KV;
+	const size_t end = g->first + g->count;
+	size_t i;
+
+	g->len = 0;
+	for (i = g->first; i < end; i++) {
+		const unsigned char *p;
+		unsigned char *to;
+		size_t len;
+
+		/* The records lie anywhere: ask for the line table entry and
+		 * the record a little ahead of their use. */
+		if (i + 16 < end && kv)
+			__builtin_prefetch(&g->b->lines[enc_word_index(f, g->words, i + 16)]);
+		if (i + 8 < end) {
+			enc_record(f, g->b, enc_word_index(f, g->words, i + 8), &p, &len);
+			__builtin_prefetch(p);
+		}
+		enc_record(f, g->b, enc_word_index(f, g->words, i), &p, &len);
+		if (!g->dst && !gather_room(g, len + 1)) {
+			g->failed = true;
+			return;
+		}
+		to = g->dst ? g->dst : g->buf;
+		memcpy(to + g->len, p, len);
+		g->len += len;
+		if (kv)
+			to[g->len++] = (unsigned char)f->eol;
+	}
+}
+
+/* Shares records [first, first + n) of words out to threads gathers, the
+ * last taking what the others leave; none with a place set yet. */
+static void share_out(struct gather *g, unsigned threads, const struct enc_format *f,
+		      const struct enc_batch *b, const void *words, size_t first, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < threads; i++) {
+		g[i].f = f;
+		g[i].b = b;
+		g[i].words = words;
+		g[i].first = first + n / threads * i;
+		g[i].count = i + 1 < threads ? n / threads : first + n - g[i].first;
+		g[i].dst = NULL;
+		g[i].failed = false;
+	}
+}
+
+/* One thread's share of the sizes of lines to gather: into len. */
+static void size_job(void *arg)
+{
+	struct gather *g = arg;
+	const size_t end = g->first + g->count;
+	size_t i;
+
+	g->len = 0;
+	for (i = g->first; i < end; i++) {
+		const unsigned char *p;
+		size_t len;
+		if (i + 16 < end)
+			__builtin_prefetch(&g->b->lines[enc_word_index(g->f, g->words, i + 16)]);
+		enc_record(g->f, g->b, enc_word_index(g->f, g->words, i), &p, &len);
+		g->len += len + 1;
+	}
+}
+
+/* Where a mapped output (or a run kept in memory) has room for lines as
+ * long as the input's: the place of the count lines of words, each
+ * thread's share of them (g[0..threads)) set to gather into its part of
+ * it; NULL where there is no such room, or too little for these lines. */
+static unsigned char *claim_lines(struct out_writer *w, const struct enc_format *f,
+				  const struct enc_batch *b, const void *words, size_t count,
+				  struct gather *g, unsigned threads)
+{
+	unsigned char *dst;
+	size_t i, at = 0;
+
+	if (!out_claimable(w, 1))
+		return NULL;
+	share_out(g, threads, f, b, words, 0, count);
+	run_parallel(size_job, g, sizeof *g, threads);
+	for (i = 0; i < threads; i++)
+		at += g[i].len;
+	if (!(dst = out_claim(w, at)))
+		return NULL;
+	for (i = 0, at = 0; i < threads; i++) {
+		g[i].dst = dst + at;
+		at += g[i].len;
+	}
+	return dst;
+}
+
+/* Records of indexed words: copied by several threads into buffers of
+ * their own, written in order, GATHER_ROUND records a thread at a time;
+ * fixed-size records and lines into a mapped output all at once, into
+ * place. */
+static int emit_records(struct out_writer *w, const struct enc_format *f,
+			const struct enc_batch *b, const void *words, size_t count)
+{
+	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
+	unsigned char *dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
+	struct gather *g;
+	size_t i, first, step;
+	int rc = 0;
+
+	if (count < GATHER_MIN)
+		threads = 1;
+	if (!w->gathers) {
+		w->gathers = calloc(GATHER_MAX_THREADS, sizeof *g);
+		if (!w->gathers) {
+			msg_errno(ENOMEM, "cannot gather the sorted records");
+			return CLS_E_FAIL;
+		}
+	}
+	g = w->gathers;
+	if (f->fmt == CLS_FMT_KV && (dst = claim_lines(w, f, b, words, count, g, threads))) {
+		run_parallel(gather_job, g, sizeof *g, threads);
+		return 0;
+	}
+	step = dst ? count : (size_t)threads * GATHER_ROUND;
+	for (first = 0; first < count && rc == 0; first += step) {
+		const size_t n = count - first < step ? count - first : step;
+		share_out(g, threads, f, b, words, first, n);
+		for (i = 0; dst && i < threads; i++)
+			g[i].dst = dst + (g[i].first - first) * f->rec_size;
+		run_parallel(gather_job, g, sizeof *g, threads);
+		for (i = 0; !dst && i < threads && rc == 0; i++) {
+			if (g[i].failed) {
+				msg_errno(ENOMEM, "cannot gather the sorted records");
+				return CLS_E_FAIL;
+			}
+			rc = out_write(w, g[i].buf, g[i].len);
+		}
+	}
+	return rc;
+}
+
+/* Where tie.c finds the keys of a run's records, and sends them. */
+struct tie_run {
+	struct out_writer *w;
+	const struct enc_format *f;
+	const struct enc_batch *b;
+};
+
+static size_t tie_run_key(const void *ctx, size_t idx, const unsigned char **p)
+{
+	const struct tie_run *t = ctx;
+	size_t len;
+	enc_record(t->f, t->b, idx, p, &len);
+	*p += t->f->key_off;
+	return t->f->key_len;
+}
+
+static int tie_run_emit(void *ctx, const struct word128 *words, size_t n)
+{
+	const struct tie_run *t = ctx;
+	return emit_records(t->w, t->f, t->b, words, n);
+}
+
+int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
+	     const void *words, size_t count)
+{
+	if (f->tail) {
+		struct tie_run t = { w, f, b };
+		const struct tie_key k = { tie_run_key, &t, f->mask != 0 };
+		assert(f->kind == WORD128);
+		return tie_push(&w->ties, &k, words, count, tie_run_emit, &t);
+	}
+	return f->indexed ? emit_records(w, f, b, words, count) : emit_plain(w, f, words, count);
+}
+
+int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+{
+	struct tie_run t = { w, f, b };
+	const struct tie_key k = { tie_run_key, &t, f->mask != 0 };
+	return f->tail ? tie_flush(&w->ties, &k, tie_run_emit, &t) : 0;
+}
+
+void out_emit_free(struct out_writer *w)
+{
+	struct gather *g = w->gathers;
+	size_t i;
+	tie_free(&w->ties);
+	if (!g)
+		return;
+	for (i = 0; i < GATHER_MAX_THREADS; i++)
+		free(g[i].buf);
+	free(g);
+	w->gathers = NULL;
+}
