@@ -124,8 +124,9 @@ static void prefault_follow(struct prefault *p, unsigned char *buf, size_t cap, 
 /* One read(2) of the stream fd into buf + len, at most cap - len bytes,
  * base bytes of it before buf: the bytes read, 0 at its end, or -1 after
  * a message naming it.  watch (may be NULL) is told as the stream passes
- * IN_WATCH_BYTES.  cancellable: a thread with cancellation disabled may
- * be cancelled in the read(2), and nowhere else. */
+ * IN_WATCH_BYTES, and of its length after every read from then on.
+ * cancellable: a thread with cancellation disabled may be cancelled in
+ * the read(2), and nowhere else. */
 static ssize_t read_step(const char *name, int fd, unsigned char *buf, size_t cap, size_t len,
 			 uint64_t base, const struct in_watch *watch, bool cancellable)
 {
@@ -148,6 +149,8 @@ static ssize_t read_step(const char *name, int fd, unsigned char *buf, size_t ca
 		if (watch && watch->large && base + len < IN_WATCH_BYTES &&
 		    base + len + (size_t)r >= IN_WATCH_BYTES)
 			watch->large(watch->ctx, buf, len + (size_t)r);
+		if (watch && watch->grow && base + len + (size_t)r >= IN_WATCH_BYTES)
+			watch->grow(watch->ctx, base + len + (uint64_t)r);
 		prog_add(PROG_READ, (uint64_t)r);
 	}
 	return r;

@@ -34,6 +34,10 @@ struct in_set {
 #define IN_WATCH_BYTES ((size_t)8 << 20)
 struct in_watch {
 	void (*large)(void *ctx, const unsigned char *data, size_t len);
+	/* From then on, after every read: the bytes the stream has
+	 * delivered (not once it outgrows the memory it is read into).  It
+	 * too must return at once.  May be NULL. */
+	void (*grow)(void *ctx, uint64_t bytes);
 	void *ctx;
 	/* Not 0: a single input that is a stream, delivers more than
 	 * run_bytes, and no more than run_rate bytes a second meanwhile, is

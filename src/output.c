@@ -161,27 +161,30 @@ static unsigned char *map_rw(struct out_writer *w, size_t len, off_t off)
 	return p;
 }
 
-/* Where standard output is a regular file that ends at its offset (not
- * appended to, nothing after it to keep), that offset: the output may be
- * mapped from there.  -1 otherwise. */
-static off_t stdout_end(struct out_writer *w)
+long long out_stdout_end(struct out_writer *w)
 {
 	struct stat st;
 	const off_t here = out_seekable(w) ? lseek(w->fd, 0, SEEK_CUR) : -1;
 
-	return here >= 0 && fstat(w->fd, &st) == 0 && st.st_size == here ? here : -1;
+	return here >= 0 && fstat(w->fd, &st) == 0 && st.st_size == here ? (long long)here : -1;
 }
 
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t start, lead;
+	uint64_t start, lead, taken;
 	unsigned char *p;
 	off_t end;
 
 	if (w->map)
 		return true;
-	end = w->is_stdout && !w->total && !w->len ? stdout_end(w) : -1;
+	/* Room taken while a stream arrived: from where it starts. */
+	out_grow_end(w);
+	taken = w->grown ? w->presized : 0;
+	if (w->grown)
+		end = w->is_stdout ? (off_t)w->grow_start : -1;
+	else
+		end = w->is_stdout && !w->total && !w->len ? (off_t)out_stdout_end(w) : -1;
 	/* A part (and standard output) maps from the page its first byte
 	 * lies in. */
 	start = w->part ? w->at : end > 0 ? (uint64_t)end : 0;
@@ -193,9 +196,10 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	 * sized, a signal cuts it back instead. */
 	if (w->is_stdout)
 		tmp_guard_stdout((long long)start);
-	/* The whole size at once, so that a full file system says so here,
-	 * where write(2) can take over, and not as SIGBUS on a store later. */
-	if (fallocate(w->fd, 0, (off_t)start, (off_t)bytes))
+	/* The whole size at once (but what is taken already), so that a full
+	 * file system says so here, where write(2) can take over, and not as
+	 * SIGBUS on a store later. */
+	if (bytes > taken && fallocate(w->fd, 0, (off_t)(start + taken), (off_t)(bytes - taken)))
 		goto undo;
 	p = map_rw(w, (size_t)(lead + bytes), (off_t)(start - lead));
 	if (p == MAP_FAILED)
@@ -214,7 +218,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	/* A part's file holds the other parts too: it is not cut to this
 	 * one's size. */
 	if (!w->part)
-		w->presized = (size_t)bytes;
+		w->presized = (size_t)(bytes > taken ? bytes : taken);
 	w->threads = threads ? threads : 1;
 	msg_info(w->own ? 3 : 2, "output: writing %s through a shared mapping of %zu bytes%s",
 		 w->name, w->map_len, fault_in ? "" : ", its pages faulted in as they are written");
@@ -224,9 +228,13 @@ undo:
 	 * have left the file longer than its data will be: cut it back, or at
 	 * least remember to at the end.  The parts of a file are written to
 	 * its end, which leaves it as long as their data. */
-	if (!w->part && ftruncate(w->fd, (off_t)start))
-		w->presized = (size_t)bytes;
-	else if (w->is_stdout)
+	if (!w->part && ftruncate(w->fd, (off_t)start)) {
+		w->presized = (size_t)(bytes > taken ? bytes : taken);
+		return false;
+	}
+	if (!w->part)
+		w->presized = 0;
+	if (w->is_stdout)
 		tmp_guard_stdout(-1);
 	return false;
 }
@@ -418,7 +426,10 @@ static void unmap(struct out_writer *w)
 
 int out_finish(struct out_writer *w)
 {
-	int rc = flush(w);
+	int rc;
+
+	out_grow_end(w);
+	rc = flush(w);
 
 	unmap(w);
 	/* A file sized ahead for more than came (or one whose failed
@@ -448,6 +459,7 @@ int out_finish(struct out_writer *w)
 
 void out_abort(struct out_writer *w)
 {
+	out_grow_end(w);
 	out_emit_free(w);
 	unmap(w);
 	/* Standard output mapped and sized ahead: none of it stays. */

@@ -1,6 +1,7 @@
 /* Output: buffered writers to the final destination (stdout, or -o FILE
  * through a temporary file renamed into place when complete), to run
- * files, or to memory (output.c); and the gather that writes a sorted
+ * files, or to memory (output.c); the room of a stream's output taken as
+ * the stream arrives (outgrow.c); and the gather that writes a sorted
  * run's records in word order (emit.c). */
 #ifndef CLSORT_OUTPUT_H
 #define CLSORT_OUTPUT_H
@@ -35,6 +36,10 @@ struct out_writer {
 	uint64_t at;		/* ...this offset */
 	bool is_stdout;		/* standard output, which a regular file may be */
 	uint64_t map_at;	/* the file offset the mapping's data starts at */
+	struct out_grow *grow;	/* out_grow's thread, while it runs */
+	bool grow_declined;	/* out_grow found nothing to take room in */
+	bool grown;		/* out_grow took presized bytes of room... */
+	uint64_t grow_start;	/* ...from this file offset on */
 };
 
 /* The final output: stdout when path is NULL, else path, written through a
@@ -85,6 +90,26 @@ void out_reserve(struct out_writer *w, uint64_t bytes);
  * cannot be done (no fallocate, no room, no mapping); writes then go
  * through write(2) as usual.  True at once where w is mapped already. */
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in);
+
+/* The output of an input stream that is still arriving, bytes of it so
+ * far, where the sort will map it (out_map): a -o temporary file, or
+ * standard output that is a regular file ending at its offset, nothing
+ * written yet.  A thread of its own allocates the file's room behind the
+ * stream (fallocate), so that out_map finds it taken: in memory (tmpfs)
+ * its pages zeroed while the stream is read instead of after it.  Called
+ * as the stream grows, on the thread that reads it; returns at once.  An
+ * allocation that fails stops the thread and is not an error: out_map
+ * finds out, as before. */
+void out_grow(struct out_writer *w, uint64_t bytes);
+/* Stop out_grow's thread and wait for it: the room it took is the file's
+ * sized ahead from then on (out_map maps it; out_finish cuts the file to
+ * what was written, out_abort standard output to none of it).  Nothing
+ * where no thread runs. */
+void out_grow_end(struct out_writer *w);
+/* Where standard output is a regular file that ends at its offset (not
+ * appended to, nothing after it to keep), that offset: the output may be
+ * mapped from there.  -1 otherwise. */
+long long out_stdout_end(struct out_writer *w);
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
  * message. */

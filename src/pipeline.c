@@ -185,6 +185,7 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 struct ahead {
 	const struct cls_opts *o;
 	const struct enc_format *f;
+	struct out_writer *out;
 };
 
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
@@ -194,6 +195,16 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 
 	if (spec)
 		dev_open_ahead(spec, a->o->verbose > 0);
+}
+
+/* The stream has delivered bytes: where the sort will map the output
+ * (and no header line goes before it), its room is taken meanwhile. */
+static void grow_output(void *ctx, uint64_t bytes)
+{
+	const struct ahead *a = ctx;
+
+	if (!a->o->header && runs_grows_output(a->f, a->out))
+		out_grow(a->out, runs_output_bytes(a->f, bytes, 1));
 }
 
 void cls_close_input(struct cls_input *ci)
@@ -284,33 +295,37 @@ int cls_run(const struct cls_opts *o)
 	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
-	struct ahead ahead = { o, &ci.f };
-	const struct in_watch watch = { open_ahead, &ahead, 0, 0 };
+	struct ahead ahead = { o, &ci.f, &out };
+	const struct in_watch watch = { open_ahead, grow_output, &ahead, 0, 0 };
 	const double t0 = now_sec();
 	int rc;
 
 	util_verbose = o->verbose;
 	tmp_install_signals();
 	prog_start(o->progress && o->check == CLS_CHECK_NONE);
+	memset(&ci, 0, sizeof ci);
+	/* The output before the input, for a stream's output to take its
+	 * room while the stream arrives; an error in the input (or a device
+	 * spec that names none) leaves none of it behind. */
+	if (o->check == CLS_CHECK_NONE && (rc = out_open_final(&out, o->output, !o->no_sync)))
+		goto out;
 	/* Not for npy, whose format is known after its header. */
 	rc = open_input(o, &ci, o->check == CLS_CHECK_NONE && !o->merge &&
 					o->format != CLS_FMT_NPY ? &watch : NULL);
-	if (rc)
-		goto out;
-	prog_total(ci.in.bytes);
 	if (o->check != CLS_CHECK_NONE) {
-		rc = check_sorted(&ci.f, &ci.in, o->check == CLS_CHECK_QUIET);
+		if (rc == 0) {
+			prog_total(ci.in.bytes);
+			rc = check_sorted(&ci.f, &ci.in, o->check == CLS_CHECK_QUIET);
+		}
 		goto out;
 	}
-	/* The devices before the output: a spec that names none leaves no
-	 * output behind. */
-	if (!o->merge && (rc = md_devices(&devs, o)))
-		goto out;
-	rc = out_open_final(&out, o->output, !o->no_sync);
-	if (rc)
-		goto out;
-	prog_phase(o->merge ? PROG_MERGE : PROG_SORT);
-	rc = cls_write_head(o, &ci, &out);
+	if (rc == 0 && !o->merge)
+		rc = md_devices(&devs, o);
+	if (rc == 0) {
+		prog_total(ci.in.bytes);
+		prog_phase(o->merge ? PROG_MERGE : PROG_SORT);
+		rc = cls_write_head(o, &ci, &out);
+	}
 	if (rc) {
 		out_abort(&out);
 		goto out;

@@ -204,6 +204,11 @@ bool runs_maps_output(const struct enc_format *f, const struct out_writer *out)
 	return (f->fmt == CLS_FMT_KV && !out->part) || (f->fmt == CLS_FMT_BIN && !f->unique);
 }
 
+bool runs_grows_output(const struct enc_format *f, const struct out_writer *out)
+{
+	return runs_maps_output(f, out) && f->threads >= HOST_MAP_THREADS;
+}
+
 uint64_t runs_index_limit(void)
 {
 	const char *s = getenv("CLSORT_INDEX_BITS");

@@ -30,6 +30,10 @@ const char *runs_device(const struct cls_opts *o, const struct enc_format *f, ui
 uint64_t runs_output_bytes(const struct enc_format *f, uint64_t bytes, size_t inputs);
 /* Whether that output is mapped (out_map) where out allows it. */
 bool runs_maps_output(const struct enc_format *f, const struct out_writer *out);
+/* Whether the output of a stream is worth its room taken while the stream
+ * arrives (out_grow): mapped by the sort on any engine, with threads to
+ * spare beside the stream's reader and writer. */
+bool runs_grows_output(const struct enc_format *f, const struct out_writer *out);
 
 /* The most bytes a run of b's records takes when kept (spl_writer's
  * expect). */

@@ -261,3 +261,57 @@ stream_same_as_file() {
     fi
   done
 }
+
+# --- a stream's output given its room while the stream arrives -------------
+
+@test "a stream's output takes its room while the stream arrives: the file's bytes, after what the shell wrote and with -o" {
+  # 48 MB: past the first 8 MiB and a 32 MiB step of room.
+  "$REFSORT" gen u32 12000000 42 > "$T/u32"
+  "$CLSORT" -d host "$T/u32" > "$T/want"
+  { printf 'HEAD'; cat "$T/u32" | "$CLSORT" -d host --parallel 4 -vv 2> "$T/err"; } > "$T/got"
+  grep -q 'output: room for [0-9]* bytes taken in .* while the input arrived' "$T/err" ||
+    fail "no room taken: $(cat "$T/err")"
+  cmp <(printf 'HEAD'; cat "$T/want") "$T/got"
+  cat "$T/u32" | "$CLSORT" -d host --parallel 4 -vv -o "$T/got" 2> "$T/err"
+  grep -q 'output: room for' "$T/err" || fail "no room taken for -o: $(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  # On fewer than 4 threads, none: reading and its writer take them.
+  cat "$T/u32" | "$CLSORT" -d host --parallel 2 -vv > "$T/got" 2> "$T/err"
+  ! grep -q 'output: room for' "$T/err" || fail "room taken on 2 threads"
+  cmp "$T/want" "$T/got"
+  # kv lines, the last without its line end: one byte more than the input.
+  "$REFSORT" gen-kv 2500000 43 | head -c -1 > "$T/kv"
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  cat "$T/kv" | "$CLSORT" -d host -f kv --parallel 4 -vv > "$T/got" 2> "$T/err"
+  grep -q 'output: room for' "$T/err" || fail "no room taken for kv lines: $(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+}
+
+@test "a stream's output with its room taken: an error or SIGINT leaves none of it" {
+  local pid
+  "$REFSORT" gen u32 12000000 44 > "$T/u32"
+  # A last key cut short, found once the stream has ended.
+  { printf 'HEAD'; { cat "$T/u32"; printf 'x'; } |
+      "$CLSORT" -d host --parallel 4 -vv 2> "$T/err" && echo 0 > "$T/status" ||
+      echo $? > "$T/status"; } > "$T/got"
+  [ "$(cat "$T/status")" -eq 2 ] || fail "status $(cat "$T/status"): $(cat "$T/err")"
+  grep -q 'output: room for' "$T/err" || fail "no room taken: $(cat "$T/err")"
+  grep -q 'is not a multiple of the 4-byte record size' "$T/err" || fail "$(cat "$T/err")"
+  [ "$(cat "$T/got")" = HEAD ] || fail "$(stat -c %s "$T/got") bytes left"
+  cat "$T/u32" | { printf 'x'; cat; } | "$CLSORT" -d host --parallel 4 -o "$T/none" 2> /dev/null &&
+    fail "a bad stream sorted"
+  [ ! -e "$T/none" ]
+  # SIGINT once room is taken, the stream still arriving.
+  env --default-signal=INT true 2> /dev/null || skip "env --default-signal not available"
+  FAULTINJECT_STOP=sized FAULTINJECT_OP=none FAULTINJECT_TARGET=stdout LD_PRELOAD="$FAULTINJECT" \
+    env --default-signal=INT "$CLSORT" -d host --parallel 4 < <(cat "$T/u32") > "$T/file" 2> "$T/err" &
+  pid=$!
+  stopped $pid
+  [ "$(stat -c %s "$T/file")" -gt 0 ] || fail "no room taken before the stop"
+  kill -INT $pid
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
+  [ ! -s "$T/file" ] || fail "$(stat -c %s "$T/file") bytes left"
+}
