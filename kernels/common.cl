@@ -13,7 +13,10 @@
  *   GLOBAL_BITONIC (with FUSE, the most substages a pass fuses) or
  *   GLOBAL_MERGE                  the passes that join tiles,
  *   PIECES                        the merge of sorted pieces (a program of
- *                                 its own, built when runs are merged).
+ *                                 its own, built when runs are merged),
+ *   GATHER                        records put in word order (gather.cl; a
+ *                                 program of its own, built when a sort of
+ *                                 records first gathers them).
  *
  * Every network here sorts ascending.  A block of size B is merged by the
  * "flip" step (i against B-1-i) followed by half-cleaners (i against i+d),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cl_build.h"
+#include "cl_gather.h"
 #include "cl_network.h"
 #include "cl_radix.h"
 #include "cl_stage.h"
@@ -14,8 +15,8 @@
 #include "util.h"
 
 /* Kernels of an engine: the network sort's, the merge of pieces, the
- * radix sort's. */
-#define NKERNELS (CLN_NKERNELS + 1 + CLR_NKERNELS)
+ * gather of records, the radix sort's. */
+#define NKERNELS (CLN_NKERNELS + 2 + CLR_NKERNELS)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */
@@ -45,6 +46,7 @@ struct cle {
 	bool net_cached;		/* the network sort's program was in the cache
 					 * (asked only where auto would care) */
 	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
+	struct clg gather;		/* eng_sort_records: records put in order */
 	cl_mem buf, buf2;
 	size_t buf_words;
 	struct stg stg;			/* the transfers, on xfer */
@@ -103,6 +105,7 @@ static int cle_start(struct cle *e, size_t n)
 	if (!e->xfer)
 		return dev_fail("cannot create an OpenCL command queue", err);
 	stg_init(&e->stg, d, e->xfer, e->sh.wsize, e->sh.tile);
+	clg_init(&e->gather, d, e->sh.wsize);
 	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
 	 * they chose not to unroll, straight to our stderr; errors still fail
 	 * the build with its log. */
@@ -215,6 +218,7 @@ static void cle_close(struct engine *base)
 	cln_release(&e->net);
 	clr_release(&e->radix);
 	stg_release(&e->stg);
+	clg_release(&e->gather);
 	if (e->buf)
 		clReleaseMemObject(e->buf);
 	if (e->merge_pieces)
@@ -346,7 +350,12 @@ static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t siz
 			snprintf(name, size, "merge of pieces");
 		return e->merge_pieces;
 	}
-	k = clr_kernel(&e->radix, i - 1, &rname);
+	if (i == 1) {
+		if (name)
+			snprintf(name, size, "gather of records");
+		return e->gather.kernel;
+	}
+	k = clr_kernel(&e->radix, i - 2, &rname);
 	if (name)
 		snprintf(name, size, "%s", rname);
 	return k;
@@ -415,13 +424,16 @@ static int finish(struct cle *e, cl_int err, const char *what, cl_mem result, si
 	return 0;
 }
 
-static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume,
-		    void *ctx)
+/* Sort n words that produce fills, down to consume; with records (not
+ * NULL, the gather prepared for n words), the records they index go up
+ * after them, while the words are sorted, and what comes down is the
+ * records in the words' order (eng_sort_records). */
+static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_producer records,
+		      eng_consumer consume, void *ctx)
 {
-	struct cle *e = (struct cle *)base;
 	size_t tiles, chunk_tiles, chunks, c, tiled;
 	bool radix;
-	cl_event *up = NULL, *sorted = NULL, *down = NULL;
+	cl_event *up = NULL, *sorted = NULL, *down = NULL, done = NULL;
 	cl_int err = CL_SUCCESS;
 	cl_mem result;
 	int rc = CLS_E_FAIL, cb = 0;
@@ -442,7 +454,9 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	/* Whole pairs of tiles, for the pair tails of the last stage. */
 	chunk_tiles = stg_chunk_tiles(&e->stg, true);
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
-	up = calloc(chunks, sizeof *up);
+	/* The records' uploads follow the words' in up, through the same
+	 * staging buffers in turn. */
+	up = calloc(records ? 2 * chunks : chunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
 	down = calloc(chunks, sizeof *down);
 	if (!up || !sorted || !down) {
@@ -480,29 +494,55 @@ static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_con
 	result = e->buf;
 	if (radix) {
 		/* The words sorted where they lie, once they are all up. */
-		cl_event done = NULL;
 		if (radix_kernels(e))
 			goto out;
 		if (err == CL_SUCCESS)
 			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks,
 				       up, e->dev->profiling ? record_kernel : NULL, e, &result, &done);
-		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
-			    consume, ctx);
-		if (done)
-			clReleaseEvent(done);
-		goto out;
-	}
-	if (err == CL_SUCCESS)
+	} else if (err == CL_SUCCESS) {
 		err = cln_passes(&e->net, e->dev->queue, e->buf, e->buf2, n, chunk_tiles, chunks, sorted,
 				 &result);
-	rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
-		    consume, ctx);
+	}
+	if (records && err == CL_SUCCESS) {
+		/* The records go up while the words are sorted, then are put in
+		 * their order in the buffer the sort left free. */
+		const cl_mem out = result == e->buf ? e->buf2 : e->buf;
+		clFlush(e->dev->queue);
+		what = "upload to the device";
+		for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+			err = stg_upload(&e->stg, e->gather.recs, chunks + c,
+					 stg_chunk(&e->stg, c, chunk_tiles, n), up, records, ctx, &cb);
+			if (cb) {
+				rc = cb;
+				goto out;
+			}
+			clFlush(e->xfer);
+		}
+		what = "gather kernel launch";
+		if (done)
+			clReleaseEvent(done);
+		done = NULL;
+		if (err == CL_SUCCESS)
+			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, (cl_uint)chunks,
+					  up + chunks, &done);
+		if (err == CL_SUCCESS && e->dev->profiling)
+			record_event(e, e->gather.kernel, done);
+		result = out;
+	}
+	if (radix || records)
+		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
+			    consume, ctx);
+	else
+		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
+			    consume, ctx);
 out:
 	/* Nothing may still be writing into words when we return. */
 	clFinish(e->xfer);
 	clFinish(e->dev->queue);
+	if (done)
+		clReleaseEvent(done);
 	if (up)
-		stg_release_events(up, chunks);
+		stg_release_events(up, records ? 2 * chunks : chunks);
 	if (sorted)
 		stg_release_events(sorted, chunks);
 	if (down)
@@ -513,6 +553,71 @@ out:
 	stg_release_events(e->prof, e->nprof);
 	e->nprof = 0;
 	return rc;
+}
+
+static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume,
+		    void *ctx)
+{
+	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
+}
+
+/* The device's memory a sort may take: -S, else a share of what it has. */
+static uint64_t budget_bytes(const struct cle *e)
+{
+	if (e->c.buffer_percent > 0)
+		return (uint64_t)((double)e->dev->global_mem * e->c.buffer_percent / 100.0);
+	if (e->c.buffer_bytes)
+		return e->c.buffer_bytes;
+	return (uint64_t)((double)e->dev->global_mem * DEVICE_FRACTION);
+}
+
+/* Records put in order on the device where CLSORT_DEVICE_GATHER does not
+ * say no (0): on a device that is not the CPU (whose gather would read
+ * the same memory the host's does, and copy it twice more), or on any
+ * with CLSORT_DEVICE_GATHER=1; where the records fit beside the words and
+ * the second buffer within the budget. */
+static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
+			    eng_producer records, eng_consumer consume, void *ctx)
+{
+	struct cle *e = (struct cle *)base;
+	const char *s = getenv("CLSORT_DEVICE_GATHER");
+	const bool forced = s && !strcmp(s, "1");
+	uint64_t need;
+	int rc;
+
+	if ((s && !strcmp(s, "0")) || n == 0)
+		return ENG_NO_RECORDS;
+	if (cle_start(e, n))
+		return CLS_E_FAIL;
+	if ((e->dev->type & CL_DEVICE_TYPE_CPU) && !forced)
+		return ENG_NO_RECORDS;
+	if (cle_reserve(e, n) != 0)
+		return ENG_NO_RECORDS;
+	need = 3 * (uint64_t)n * e->sh.wsize;
+	if (e->radix_may && !e->sh.global_merge)
+		need += clr_extra_bytes(&e->radix);
+	if (need > budget_bytes(e) && !forced)
+		return ENG_NO_RECORDS;
+	/* The tiles and bitonic passes sort in place: the records' order
+	 * needs the second buffer all the same. */
+	if (!e->buf2) {
+		cl_int err;
+		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, e->buf_words * e->sh.wsize,
+					 NULL, &err);
+		if (e->buf2 && (err = touch_last(e, e->buf2, e->buf_words * e->sh.wsize)) == CL_SUCCESS)
+			err = clFinish(e->dev->queue);
+		if (err != CL_SUCCESS) {
+			if (e->buf2)
+				clReleaseMemObject(e->buf2);
+			e->buf2 = NULL;
+			return ENG_NO_RECORDS;
+		}
+	}
+	rc = clg_prepare(&e->gather, n, e->options);
+	if (rc)
+		return rc > 0 ? ENG_NO_RECORDS : rc;
+	msg_info(2, "device gather: %zu records put in order on the device", n);
+	return sort_words(e, n, produce, records, consume, ctx);
 }
 
 /* Merge the k sorted pieces of n words (bounds[0] = 0 <= ... <= bounds[k]
@@ -653,7 +758,7 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 	struct cle *e = (struct cle *)base;
 	const struct dev_ctx *d = e->dev;
 	size_t per_record = e->c.beside;
-	uint64_t most = e->c.buffer_bytes;
+	uint64_t most;
 	double t0 = now_sec();
 	int rc;
 
@@ -665,10 +770,7 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 	}
 	if (cle_start(e, want))
 		return CLS_E_FAIL;
-	if (e->c.buffer_percent > 0)
-		most = (uint64_t)((double)d->global_mem * e->c.buffer_percent / 100.0);
-	if (most == 0)
-		most = (uint64_t)((double)d->global_mem * DEVICE_FRACTION);
+	most = budget_bytes(e);
 	/* The radix sort's second buffer (on a CPU device the merge-path
 	 * passes have it anyway, counted below) and its counts. */
 	if (e->radix_may && !e->sh.global_merge) {
@@ -698,4 +800,11 @@ static int cle_capacity(struct engine *base, size_t want, size_t *cap)
 	return 0;
 }
 
-static const struct eng_ops cle_ops = { cle_capacity, cle_sort, cle_merge, cle_report, cle_close };
+static const struct eng_ops cle_ops = {
+	.capacity = cle_capacity,
+	.sort = cle_sort,
+	.merge = cle_merge,
+	.report = cle_report,
+	.close = cle_close,
+	.sort_records = cle_sort_records,
+};

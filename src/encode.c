@@ -681,6 +681,34 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 	*len = f->rec_size;
 }
 
+void enc_copy_records(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		      size_t count, void *dst)
+{
+	unsigned char *d = dst;
+	size_t lo = 0, hi = b->nslices;
+
+	assert(f->fmt == CLS_FMT_BIN);
+	/* The last slice starting at or before record first. */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (b->slices[mid].first_rec <= first)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (; count > 0 && lo < b->nslices; lo++) {
+		const struct enc_slice *s = &b->slices[lo];
+		const size_t at = first - s->first_rec, in_slice = s->len / f->rec_size;
+		const size_t take = in_slice - at < count ? in_slice - at : count;
+
+		memcpy(d, s->file->data + s->off + at * f->rec_size, take * f->rec_size);
+		d += take * f->rec_size;
+		first += take;
+		count -= take;
+	}
+	assert(count == 0);
+}
+
 /* --- cursors ------------------------------------------------------------- */
 
 void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const void *data,

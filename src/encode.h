@@ -138,6 +138,11 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		const unsigned char **p, size_t *len);
 
+/* bin records [first, first+count) of b, in index order, copied to dst
+ * (count * f->rec_size bytes). */
+void enc_copy_records(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		      size_t count, void *dst);
+
 /* Record index carried by a word (indexed formats). */
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
 

@@ -90,7 +90,14 @@ static void hst_close(struct engine *e)
 	free(h);
 }
 
-static const struct eng_ops hst_ops = { hst_capacity, hst_sort, NULL, hst_report, hst_close };
+/* No merge nor gather of its own: eng_merge sorts, and its sort's output
+ * gathers the records. */
+static const struct eng_ops hst_ops = {
+	.capacity = hst_capacity,
+	.sort = hst_sort,
+	.report = hst_report,
+	.close = hst_close,
+};
 
 int hst_open(struct engine **e, const struct eng_config *c)
 {

@@ -199,3 +199,86 @@ sizes_check() {
   [ "$b" = 262144 ] || fail "bitonic: $b words in 1 MiB"
   [ "$r" -le 131072 ] && [ "$r" -gt 120000 ] || fail "radix: $r words in 1 MiB"
 }
+
+# --- records put in order on the device -------------------------------------
+# Records as wide as their word (8 bytes beside a 64-bit word, 16 beside a
+# 128-bit one) go up beside the words and come down in order
+# (CLSORT_DEVICE_GATHER=1 asks for it on PoCL, a CPU device, which by
+# default leaves the gather to the host).
+
+# gathered FILE WHAT REFSORT-OPTIONS -- CLSORT-OPTIONS...: the records of
+# FILE put in order on the device, by both device sorts, are refsort's,
+# and -vv says the device gathered them.
+gathered() {
+  local in=$1 what=$2 ref=() s
+  shift 2
+  while [ "$1" != -- ]; do ref+=("$1"); shift; done
+  shift
+  "$REFSORT" sort "${ref[@]}" < "$in" > "$T/want"
+  for s in radix bitonic; do
+    CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --device-sort=$s -vv "$@" "$in" \
+      > "$T/got" 2> "$T/err" || fail "clsort $* ($s) failed with status $? on $what: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "clsort $* ($s) differs from refsort on $what"
+    grep -q 'device gather: [0-9]* records put in order on the device' "$T/err" ||
+      fail "clsort $* ($s): not gathered on the device: $(cat "$T/err")"
+  done
+}
+
+@test "records gathered on the device: 16-byte and 8-byte records, every size, both directions, stable" {
+  local n
+  for n in 1 2 3 1023 1025 4099; do
+    "$REFSORT" gen-rec $n 16 4 u64 $((50 + n)) > "$T/in"
+    gathered "$T/in" "$n records" -R 16 --key-offset 4 -k u64 -- -R 16 --key-offset 4 -k u64
+  done
+  "$REFSORT" gen-rec 30011 16 8 i64 61 few > "$T/in"
+  gathered "$T/in" "few i64 keys" -R 16 --key-offset 8 -k i64 -- -R 16 --key-offset 8 -k i64
+  gathered "$T/in" "few i64 keys, descending" -R 16 --key-offset 8 -k i64 -r -- \
+    -R 16 --key-offset 8 -k i64 -r
+  "$REFSORT" gen-rec 20011 16 0 f64 62 special > "$T/in"
+  gathered "$T/in" "f64 specials" -R 16 -k f64 -- -R 16 -k f64
+  "$REFSORT" gen-rec 30011 8 4 u32 63 few > "$T/in"
+  gathered "$T/in" "8-byte records" -R 8 --key-offset 4 -k u32 -- -R 8 --key-offset 4 -k u32
+  "$REFSORT" gen-rec 20011 8 0 f32 64 > "$T/in"
+  gathered "$T/in" "8-byte f32 records, descending" -R 8 -k f32 -r -- -R 8 -k f32 -r
+}
+
+@test "records gathered on the device: several inputs, runs of -S, a pipe, as the host writes them" {
+  "$REFSORT" gen-rec 20011 16 4 u64 65 few > "$T/a"
+  "$REFSORT" gen-rec 7001 16 4 u64 66 few > "$T/b"
+  "$CLSORT" -d host -R 16 --key-offset 4 -k u64 "$T/a" "$T/b" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -R 16 --key-offset 4 -k u64 "$T/a" "$T/b" \
+    > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'device gather: 27012 records' "$T/err" || fail "$(cat "$T/err")"
+  # Runs of 4096 records, each gathered, then merged.
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -S 64K -R 16 --key-offset 4 -k u64 "$T/a" "$T/b" \
+    > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  [ "$(grep -c 'device gather: ' "$T/err")" -gt 2 ] || fail "runs not gathered: $(cat "$T/err")"
+  cat "$T/a" "$T/b" | CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -R 16 --key-offset 4 -k u64 > "$T/got"
+  cmp "$T/want" "$T/got"
+}
+
+@test "records the device does not gather: on a CPU device by default, wider than a word, -u, ties, CLSORT_DEVICE_GATHER=0" {
+  "$REFSORT" gen-rec 5003 16 4 u64 67 few > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv -R 16 --key-offset 4 -k u64 "$T/in" > "$T/got" 2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "gathered on a CPU device by default"
+  CLSORT_DEVICE_GATHER=0 "$CLSORT" "${DEV[@]}" -vv -R 16 --key-offset 4 -k u64 "$T/in" > "$T/got0" \
+    2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "gathered with CLSORT_DEVICE_GATHER=0"
+  cmp "$T/got" "$T/got0"
+  "$REFSORT" gen-rec 5003 24 4 u64 68 few > "$T/in24"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -R 24 --key-offset 4 -k u64 "$T/in24" \
+    > "$T/got" 2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "24-byte records gathered"
+  "$REFSORT" sort -R 24 --key-offset 4 -k u64 < "$T/in24" | cmp - "$T/got"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -u -R 16 --key-offset 4 -k u64 "$T/in" \
+    > "$T/got" 2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "gathered with -u"
+  "$REFSORT" sort -u -R 16 --key-offset 4 -k u64 < "$T/in" | cmp - "$T/got"
+  # A 12-byte key in 16-byte records: ties on the word ordered on the host.
+  "$REFSORT" gen-bytes 5003 16 0 12 69 tied > "$T/inb"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -R 16 -k bytes:12 "$T/inb" > "$T/got" 2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "gathered with ties on the host"
+  "$REFSORT" sort -R 16 -k bytes:12 < "$T/inb" | cmp - "$T/got"
+}

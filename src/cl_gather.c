@@ -1,0 +1,84 @@
+#include "config.h"
+#include "cl_gather.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cl_build.h"
+#include "clsort.h"
+#include "util.h"
+
+/* Work-group size of the gather: any the device takes. */
+#define GATHER_WG 256
+
+void clg_init(struct clg *g, struct dev_ctx *d, size_t wsize)
+{
+	memset(g, 0, sizeof *g);
+	g->d = d;
+	g->wsize = wsize;
+}
+
+void clg_release(struct clg *g)
+{
+	if (g->recs)
+		clReleaseMemObject(g->recs);
+	if (g->kernel)
+		clReleaseKernel(g->kernel);
+	if (g->prog)
+		clReleaseProgram(g->prog);
+	g->recs = NULL;
+	g->kernel = NULL;
+	g->prog = NULL;
+	g->recs_words = 0;
+}
+
+int clg_prepare(struct clg *g, size_t n, const char *options)
+{
+	static const cl_uchar zero = 0;
+	static const char *const names[] = { "gather_records" };
+	cl_int err = CL_SUCCESS;
+
+	if (g->recs_words < n) {
+		if (g->recs)
+			clReleaseMemObject(g->recs);
+		g->recs_words = 0;
+		g->recs = clCreateBuffer(g->d->context, CL_MEM_READ_WRITE, n * g->wsize, NULL, &err);
+		/* Allocated on first use by some drivers: a buffer the device
+		 * cannot hold fails here, not in the sort. */
+		if (g->recs)
+			err = clEnqueueWriteBuffer(g->d->queue, g->recs, CL_TRUE, n * g->wsize - 1, 1, &zero,
+						   0, NULL, NULL);
+		if (err != CL_SUCCESS) {
+			if (g->recs)
+				clReleaseMemObject(g->recs);
+			g->recs = NULL;
+			msg_info(2, "device gather: no room for %zu records (%s)", n, dev_strerror(err));
+			return 1;
+		}
+		g->recs_words = n;
+	}
+	if (!g->kernel) {
+		char opts[640];
+		snprintf(opts, sizeof opts, "%s -DGATHER", options);
+		if (clb_build(g->d, opts, names, 1, &g->prog, &g->kernel))
+			return CLS_E_FAIL;
+	}
+	return 0;
+}
+
+cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,
+		   cl_uint nwait, const cl_event *wait, cl_event *done)
+{
+	const cl_ulong nn = n;
+	const size_t local = GATHER_WG < g->d->max_wg ? GATHER_WG : g->d->max_wg;
+	const size_t global = (n + local - 1) / local * local;
+	cl_int err;
+
+	err = clSetKernelArg(g->kernel, 0, sizeof sorted, &sorted);
+	err |= clSetKernelArg(g->kernel, 1, sizeof g->recs, &g->recs);
+	err |= clSetKernelArg(g->kernel, 2, sizeof out, &out);
+	err |= clSetKernelArg(g->kernel, 3, sizeof nn, &nn);
+	if (err != CL_SUCCESS)
+		return err;
+	return clEnqueueNDRangeKernel(q, g->kernel, 1, NULL, &global, &local, nwait, wait, done);
+}
