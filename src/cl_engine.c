@@ -6,58 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cl_build.h"
-#include "cl_gather.h"
-#include "cl_network.h"
-#include "cl_radix.h"
-#include "cl_stage.h"
-#include "device.h"
+#include "cl_engine_priv.h"
 #include "util.h"
-
-/* Kernels of an engine: the network sort's, the merge of pieces, the
- * gather of records, the radix sort's. */
-#define NKERNELS (CLN_NKERNELS + 2 + CLR_NKERNELS)
-/* Returned when the device cannot hold the words asked for. */
-#define CLE_E_NOMEM (-10)
-/* Default device budget: this fraction of its global memory. */
-#define DEVICE_FRACTION 0.5
-/* Runs never hold fewer words than this, whatever the budget. */
-#define MIN_RUN 1024
-
-struct cle {
-	struct engine base;		/* first: a struct engine * is a struct cle * */
-	struct eng_config c;
-	struct dev_ctx devc;
-	bool started;			/* cle_start ran... */
-	int start_rc;			/* ...and returned this */
-	bool dev_opened;
-	int open_slot;			/* its place among the engines open */
-	struct dev_ctx *dev;		/* &devc */
-	cl_command_queue xfer;		/* transfers; kernels go on dev->queue */
-	struct clb_shape sh;		/* of its sorts, once started */
-	char options[512];		/* every program's, before the kernels' own */
-	struct cln net;			/* the network sort, its program built while
-					 * the first run's words come up */
-	cl_program pieces_prog;		/* merge_pieces, once a merge needs it */
-	struct clr radix;		/* the radix sort, its program built when a sort
-					 * first runs it */
-	bool radix_may;			/* --device-sort lets runs go through it: they
-					 * need buf2 */
-	bool net_cached;		/* the network sort's program was in the cache
-					 * (asked only where auto would care) */
-	cl_kernel merge_pieces;		/* eng_merge: sorted pieces merged again */
-	struct clg gather;		/* eng_sort_records: records put in order */
-	cl_mem buf, buf2;
-	size_t buf_words;
-	struct stg stg;			/* the transfers, on xfer */
-	struct {
-		double upload, sort, download;
-	} times;			/* device time by phase, when profiling */
-	cl_event *prof;			/* kernel events of this sort, when profiling */
-	cl_kernel *prof_kernel;		/* and which kernel each was */
-	size_t nprof, prof_cap;
-	double kernel_time[NKERNELS];	/* per kernel (kernel_at), for -vv */
-};
 
 static const struct eng_ops cle_ops;
 static void cle_close(struct engine *base);
@@ -81,7 +31,7 @@ static bool radix_for(const struct cle *e, size_t n)
  * that has words to sort, so that an input with none never touches
  * OpenCL.  Once: a failure is kept for every later call.  0 or CLS_E_FAIL
  * after a message. */
-static int cle_start(struct cle *e, size_t n)
+int cle_start(struct cle *e, size_t n)
 {
 	struct dev_ctx *d = e->dev;
 	const char *extra = getenv("CLSORT_CL_OPTIONS");
@@ -141,7 +91,7 @@ static int cle_start(struct cle *e, size_t n)
 /* The network sort's kernels, once the build cln_start started has
  * ended: it is waited for here, and the wait counted in t_wait.  0 (also
  * where it never started) or CLS_E_FAIL after a message. */
-static int cle_ready(struct cle *e)
+int cle_ready(struct cle *e)
 {
 	const double t0 = now_sec();
 	const bool waits = cln_building(&e->net);
@@ -173,22 +123,6 @@ static int radix_kernels(struct cle *e)
 		e->base.t_once = e->dev->t_build;
 	}
 	return rc;
-}
-
-/* The merge of sorted pieces, a program of its own: built on the first
- * merge.  0 or CLS_E_FAIL after a message. */
-static int build_pieces(struct cle *e)
-{
-	static const char *const names[] = { "merge_pieces" };
-	char options[640];
-
-	if (e->merge_pieces)
-		return 0;
-	snprintf(options, sizeof options, "%s -DPIECES", e->options);
-	if (clb_build(e->dev, options, names, 1, &e->pieces_prog, &e->merge_pieces))
-		return CLS_E_FAIL;
-	e->base.t_once = e->dev->t_build;
-	return 0;
 }
 
 int cle_open(struct engine **out, const struct eng_config *c)
@@ -304,13 +238,8 @@ static int cle_reserve(struct cle *e, size_t words)
 	return 0;
 }
 
-static size_t round_up(size_t v, size_t m)
-{
-	return (v + m - 1) / m * m;
-}
-
 /* Profiling keeps every kernel's event, to add up their run times. */
-static void record_event(struct cle *e, cl_kernel k, cl_event ev)
+void cle_record_event(struct cle *e, cl_kernel k, cl_event ev)
 {
 	if (e->nprof == e->prof_cap) {
 		size_t cap = 2 * e->prof_cap + 64;
@@ -329,10 +258,10 @@ static void record_event(struct cle *e, cl_kernel k, cl_event ev)
 	e->prof[e->nprof++] = ev;
 }
 
-/* record_event for the network and radix sorts' kernels. */
+/* cle_record_event for the network and radix sorts' kernels. */
 static void record_kernel(void *ctx, cl_kernel k, cl_event ev)
 {
-	record_event(ctx, k, ev);
+	cle_record_event(ctx, k, ev);
 }
 
 /* The engine's kernels in the order -vv reports them: kernel i (NULL where
@@ -396,14 +325,9 @@ static void add_times(struct cle *e, const cl_event *up, const cl_event *down, s
 	}
 }
 
-/* The end of a sort or a merge, whose launches left err (from what they
- * were doing): the n sorted words at word off of result down to consume
- * (ready and each as download takes them), and the times of the
- * transfers and kernels added.  0, what consume returned, or CLS_E_FAIL
- * after a message. */
-static int finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_t off,
-		  size_t n, size_t chunk_tiles, size_t chunks, cl_event *ready, bool each,
-		  const cl_event *up, cl_event *down, eng_consumer consume, void *ctx)
+int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_t off, size_t n,
+	       size_t chunk_tiles, size_t chunks, cl_event *ready, bool each, const cl_event *up,
+	       cl_event *down, eng_consumer consume, void *ctx)
 {
 	int cb = 0;
 
@@ -526,14 +450,14 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, (cl_uint)chunks,
 					  up + chunks, &done);
 		if (err == CL_SUCCESS && e->dev->profiling)
-			record_event(e, e->gather.kernel, done);
+			cle_record_event(e, e->gather.kernel, done);
 		result = out;
 	}
 	if (radix || records)
-		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
+		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
 			    consume, ctx);
 	else
-		rc = finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
+		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
 			    consume, ctx);
 out:
 	/* Nothing may still be writing into words when we return. */
@@ -555,8 +479,7 @@ out:
 	return rc;
 }
 
-static int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume,
-		    void *ctx)
+int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
 	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
 }
@@ -618,113 +541,6 @@ static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
 		return rc > 0 ? ENG_NO_RECORDS : rc;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
 	return sort_words(e, n, produce, records, consume, ctx);
-}
-
-/* Merge the k sorted pieces of n words (bounds[0] = 0 <= ... <= bounds[k]
- * = n) in log2 k merge-path passes, back and forth between two places in
- * the buffer, where it holds them twice; else sort them.  The words go up
- * and come down in chunks through the staging buffers, as in cle_sort;
- * one piece does not go through the device at all. */
-static int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t k,
-		     eng_producer produce, eng_consumer consume, void *ctx)
-{
-	struct cle *e = (struct cle *)base;
-	size_t chunk_tiles, chunks, c, i;
-	cl_ulong *b64 = NULL, from = 0, to = n, kk = k, nn = n, step;
-	cl_event *up = NULL, *down = NULL, done = NULL;
-	cl_mem bmem = NULL;
-	cl_int err = CL_SUCCESS;
-	const char *what = "upload to the device";
-	int rc = CLS_E_FAIL, cb = 0;
-
-	if (n == 0)
-		return 0;
-	if (cle_start(e, n))
-		return CLS_E_FAIL;
-	if (k > 1 && 2 * n > e->buf_words)
-		return cle_sort(base, n, produce, consume, ctx);
-	/* Chunks of the staging buffers as the first sort made them, or as
-	 * cle_sort would make them for n words. */
-	if (stg_make(&e->stg, n))
-		return CLS_E_FAIL;
-	chunk_tiles = stg_chunk_tiles(&e->stg, false);
-	chunks = ((n + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
-	/* One piece (a sorted input gives parts of one run): in order already. */
-	for (c = 0; k < 2 && c < chunks; c++) {
-		const struct stg_chunk ck = stg_chunk(&e->stg, c, chunk_tiles, n);
-		if ((rc = produce(ctx, e->stg.host[0], ck.w0, ck.w1 - ck.w0)) != 0 ||
-		    (rc = consume(ctx, e->stg.host[0], ck.w0, ck.w1 - ck.w0)) != 0)
-			return rc;
-	}
-	if (k < 2)
-		return 0;
-	if (cle_ready(e) || build_pieces(e))
-		return CLS_E_FAIL;
-	b64 = malloc((k + 1) * sizeof *b64);
-	up = calloc(chunks, sizeof *up);
-	down = calloc(chunks, sizeof *down);
-	if (!b64 || !up || !down) {
-		msg_err("out of memory");
-		goto out;
-	}
-	for (i = 0; i <= k; i++)
-		b64[i] = bounds[i];
-	bmem = clCreateBuffer(e->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-			      (k + 1) * sizeof *b64, b64, &err);
-	for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
-		err = stg_upload(&e->stg, e->buf, c, stg_chunk(&e->stg, c, chunk_tiles, n), up, produce,
-				 ctx, &cb);
-		if (cb) {
-			rc = cb;
-			goto out;
-		}
-		clFlush(e->xfer);
-	}
-	if (err == CL_SUCCESS)
-		err = clFinish(e->xfer);
-	what = "merge kernel launch";
-	for (step = 1; err == CL_SUCCESS && step < k; step *= 2) {
-		const size_t global = round_up((n + e->sh.merge_items - 1) / e->sh.merge_items,
-					       e->sh.merge_wg);
-		cl_event ev = NULL;
-		err = clSetKernelArg(e->merge_pieces, 0, sizeof e->buf, &e->buf);
-		err |= clSetKernelArg(e->merge_pieces, 1, sizeof from, &from);
-		err |= clSetKernelArg(e->merge_pieces, 2, sizeof to, &to);
-		err |= clSetKernelArg(e->merge_pieces, 3, sizeof bmem, &bmem);
-		err |= clSetKernelArg(e->merge_pieces, 4, sizeof kk, &kk);
-		err |= clSetKernelArg(e->merge_pieces, 5, sizeof step, &step);
-		err |= clSetKernelArg(e->merge_pieces, 6, sizeof nn, &nn);
-		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(e->dev->queue, e->merge_pieces, 1, NULL,
-						     &global, &e->sh.merge_wg, 0, NULL, &ev);
-		if (err == CL_SUCCESS && e->dev->profiling)
-			record_event(e, e->merge_pieces, ev);
-		if (done)
-			clReleaseEvent(done);
-		done = ev;
-		from ^= to;
-		to ^= from;
-		from ^= to;
-	}
-	rc = finish(e, err, what, e->buf, from, n, chunk_tiles, chunks, &done, false, up, down,
-		    consume, ctx);
-out:
-	clFinish(e->xfer);
-	clFinish(e->dev->queue);
-	if (up)
-		stg_release_events(up, chunks);
-	if (down)
-		stg_release_events(down, chunks);
-	if (done)
-		clReleaseEvent(done);
-	if (bmem)
-		clReleaseMemObject(bmem);
-	stg_release_events(e->prof, e->nprof);
-	e->nprof = 0;
-	free(up);
-	free(down);
-	free(b64);
-	return rc;
 }
 
 static void cle_report(const struct engine *base)
