@@ -442,6 +442,12 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 			}
 			clFlush(e->xfer);
 		}
+		/* Built once the sort's program is. */
+		if (err == CL_SUCCESS && !e->gather.kernel) {
+			if (clg_build(&e->gather, e->options))
+				goto out;
+			e->base.t_once = e->dev->t_build;
+		}
 		what = "gather kernel launch";
 		if (done)
 			clReleaseEvent(done);
@@ -506,7 +512,6 @@ static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
 	const char *s = getenv("CLSORT_DEVICE_GATHER");
 	const bool forced = s && !strcmp(s, "1");
 	uint64_t need;
-	int rc;
 
 	if ((s && !strcmp(s, "0")) || n == 0)
 		return ENG_NO_RECORDS;
@@ -536,9 +541,8 @@ static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
 			return ENG_NO_RECORDS;
 		}
 	}
-	rc = clg_prepare(&e->gather, n, e->options);
-	if (rc)
-		return rc > 0 ? ENG_NO_RECORDS : rc;
+	if (clg_prepare(&e->gather, n))
+		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
 	return sort_words(e, n, produce, records, consume, ctx);
 }

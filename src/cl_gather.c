@@ -32,38 +32,42 @@ void clg_release(struct clg *g)
 	g->recs_words = 0;
 }
 
-int clg_prepare(struct clg *g, size_t n, const char *options)
+int clg_prepare(struct clg *g, size_t n)
 {
 	static const cl_uchar zero = 0;
-	static const char *const names[] = { "gather_records" };
 	cl_int err = CL_SUCCESS;
 
-	if (g->recs_words < n) {
+	if (g->recs_words >= n)
+		return 0;
+	if (g->recs)
+		clReleaseMemObject(g->recs);
+	g->recs_words = 0;
+	g->recs = clCreateBuffer(g->d->context, CL_MEM_READ_WRITE, n * g->wsize, NULL, &err);
+	/* Allocated on first use by some drivers: a buffer the device cannot
+	 * hold fails here, not in the sort. */
+	if (g->recs)
+		err = clEnqueueWriteBuffer(g->d->queue, g->recs, CL_TRUE, n * g->wsize - 1, 1, &zero, 0,
+					   NULL, NULL);
+	if (err != CL_SUCCESS) {
 		if (g->recs)
 			clReleaseMemObject(g->recs);
-		g->recs_words = 0;
-		g->recs = clCreateBuffer(g->d->context, CL_MEM_READ_WRITE, n * g->wsize, NULL, &err);
-		/* Allocated on first use by some drivers: a buffer the device
-		 * cannot hold fails here, not in the sort. */
-		if (g->recs)
-			err = clEnqueueWriteBuffer(g->d->queue, g->recs, CL_TRUE, n * g->wsize - 1, 1, &zero,
-						   0, NULL, NULL);
-		if (err != CL_SUCCESS) {
-			if (g->recs)
-				clReleaseMemObject(g->recs);
-			g->recs = NULL;
-			msg_info(2, "device gather: no room for %zu records (%s)", n, dev_strerror(err));
-			return 1;
-		}
-		g->recs_words = n;
+		g->recs = NULL;
+		msg_info(2, "device gather: no room for %zu records (%s)", n, dev_strerror(err));
+		return 1;
 	}
-	if (!g->kernel) {
-		char opts[640];
-		snprintf(opts, sizeof opts, "%s -DGATHER", options);
-		if (clb_build(g->d, opts, names, 1, &g->prog, &g->kernel))
-			return CLS_E_FAIL;
-	}
+	g->recs_words = n;
 	return 0;
+}
+
+int clg_build(struct clg *g, const char *options)
+{
+	static const char *const names[] = { "gather_records" };
+	char opts[640];
+
+	if (g->kernel)
+		return 0;
+	snprintf(opts, sizeof opts, "%s -DGATHER", options);
+	return clb_build(g->d, opts, names, 1, &g->prog, &g->kernel);
 }
 
 cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,

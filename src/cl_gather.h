@@ -25,11 +25,14 @@ struct clg {
 
 void clg_init(struct clg *g, struct dev_ctx *d, size_t wsize);
 
-/* Room for the records of runs of n words (a buffer of n words), and the
- * kernel, built with options (the engine's) where it is not yet.  0;
- * CLS_E_FAIL after a message where the build fails; 1 where the device
- * cannot hold the buffer (nothing said: the host gathers then). */
-int clg_prepare(struct clg *g, size_t n, const char *options);
+/* Room for the records of runs of n words (a buffer of n words): 0, or 1
+ * where the device cannot hold it (-vv says so; the host gathers then). */
+int clg_prepare(struct clg *g, size_t n);
+/* The kernel, built with options (the engine's) where it is not yet: once
+ * the sort's own program is built, never beside it (some implementations,
+ * Oclgrind's, do not take two builds at once).  0 or CLS_E_FAIL after a
+ * message. */
+int clg_build(struct clg *g, const char *options);
 
 /* Enqueue on q, after the nwait events of wait (the records' uploads), the
  * gather of the n records indexed by the sorted words of sorted into out
