@@ -349,13 +349,14 @@ int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_
 }
 
 /* Sort n words that produce fills, down to consume; with records (not
- * NULL, the gather prepared for n words), the records they index go up
- * after them, while the words are sorted, and what comes down is the
- * records in the words' order (eng_sort_records). */
+ * NULL, the gather prepared for them), the units words' worth of records of
+ * rec_size bytes they index go up after them, while the words are sorted,
+ * and what comes down is the records in the words' order
+ * (eng_sort_records). */
 static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_producer records,
-		      eng_consumer consume, void *ctx)
+		      size_t rec_size, size_t units, eng_consumer consume, void *ctx)
 {
-	size_t tiles, chunk_tiles, chunks, c, tiled;
+	size_t tiles, chunk_tiles, chunks, c, tiled, rchunks = 0;
 	bool radix;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL, done = NULL;
 	cl_int err = CL_SUCCESS;
@@ -379,10 +380,12 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 	chunk_tiles = stg_chunk_tiles(&e->stg, true);
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
 	/* The records' uploads follow the words' in up, through the same
-	 * staging buffers in turn. */
-	up = calloc(records ? 2 * chunks : chunks, sizeof *up);
+	 * staging buffers in turn, in chunks as large. */
+	if (records)
+		rchunks = ((units + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
+	up = calloc(chunks + rchunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
-	down = calloc(chunks, sizeof *down);
+	down = calloc(chunks > rchunks ? chunks : rchunks, sizeof *down);
 	if (!up || !sorted || !down) {
 		msg_err("out of memory");
 		goto out;
@@ -430,12 +433,12 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 	if (records && err == CL_SUCCESS) {
 		/* The records go up while the words are sorted, then are put in
 		 * their order in the buffer the sort left free. */
-		const cl_mem out = result == e->buf ? e->buf2 : e->buf;
+		const cl_mem out = e->gather.out ? e->gather.out : result == e->buf ? e->buf2 : e->buf;
 		clFlush(e->dev->queue);
 		what = "upload to the device";
-		for (c = 0; c < chunks && err == CL_SUCCESS; c++) {
+		for (c = 0; c < rchunks && err == CL_SUCCESS; c++) {
 			err = stg_upload(&e->stg, e->gather.recs, chunks + c,
-					 stg_chunk(&e->stg, c, chunk_tiles, n), up, records, ctx, &cb);
+					 stg_chunk(&e->stg, c, chunk_tiles, units), up, records, ctx, &cb);
 			if (cb) {
 				rc = cb;
 				goto out;
@@ -453,13 +456,16 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 			clReleaseEvent(done);
 		done = NULL;
 		if (err == CL_SUCCESS)
-			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, (cl_uint)chunks,
-					  up + chunks, &done);
+			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, rec_size,
+					  (cl_uint)rchunks, up + chunks, &done);
 		if (err == CL_SUCCESS && e->dev->profiling)
 			cle_record_event(e, e->gather.kernel, done);
 		result = out;
 	}
-	if (radix || records)
+	if (records)
+		rc = cle_finish(e, err, what, result, 0, units, chunk_tiles, rchunks, &done, false, up,
+				down, consume, ctx);
+	else if (radix)
 		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
 			    consume, ctx);
 	else
@@ -472,11 +478,11 @@ out:
 	if (done)
 		clReleaseEvent(done);
 	if (up)
-		stg_release_events(up, records ? 2 * chunks : chunks);
+		stg_release_events(up, chunks + rchunks);
 	if (sorted)
 		stg_release_events(sorted, chunks);
 	if (down)
-		stg_release_events(down, chunks);
+		stg_release_events(down, chunks > rchunks ? chunks : rchunks);
 	free(up);
 	free(sorted);
 	free(down);
@@ -487,7 +493,7 @@ out:
 
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
-	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
+	return sort_words((struct cle *)base, n, produce, NULL, 0, 0, consume, ctx);
 }
 
 /* The device's memory a sort may take: -S, else a share of what it has. */
@@ -503,14 +509,17 @@ static uint64_t budget_bytes(const struct cle *e)
 /* Records put in order on the device where CLSORT_DEVICE_GATHER does not
  * say no (0): on a device that is not the CPU (whose gather would read
  * the same memory the host's does, and copy it twice more), or on any
- * with CLSORT_DEVICE_GATHER=1; where the records fit beside the words and
+ * with CLSORT_DEVICE_GATHER=1; where the records (and, when the sort's
+ * free buffer cannot hold them, their order) fit beside the words and
  * the second buffer within the budget. */
-static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
+static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_producer produce,
 			    eng_producer records, eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
 	const char *s = getenv("CLSORT_DEVICE_GATHER");
 	const bool forced = s && !strcmp(s, "1");
+	size_t units;
+	bool own_out;
 	uint64_t need;
 
 	if ((s && !strcmp(s, "0")) || n == 0)
@@ -521,7 +530,9 @@ static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
 		return ENG_NO_RECORDS;
 	if (cle_reserve(e, n) != 0)
 		return ENG_NO_RECORDS;
-	need = 3 * (uint64_t)n * e->sh.wsize;
+	units = (n * rec_size + e->sh.wsize - 1) / e->sh.wsize;
+	own_out = units > e->buf_words;
+	need = (2 * (uint64_t)n + units * (own_out ? 2 : 1)) * e->sh.wsize;
 	if (e->radix_may && !e->sh.global_merge)
 		need += clr_extra_bytes(&e->radix);
 	if (need > budget_bytes(e) && !forced)
@@ -541,10 +552,10 @@ static int cle_sort_records(struct engine *base, size_t n, eng_producer produce,
 			return ENG_NO_RECORDS;
 		}
 	}
-	if (clg_prepare(&e->gather, n))
+	if (clg_prepare(&e->gather, units, own_out))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
-	return sort_words(e, n, produce, records, consume, ctx);
+	return sort_words(e, n, produce, records, rec_size, units, consume, ctx);
 }
 
 static void cle_report(const struct engine *base)

@@ -22,41 +22,55 @@ void clg_release(struct clg *g)
 {
 	if (g->recs)
 		clReleaseMemObject(g->recs);
+	if (g->out)
+		clReleaseMemObject(g->out);
 	if (g->kernel)
 		clReleaseKernel(g->kernel);
 	if (g->prog)
 		clReleaseProgram(g->prog);
-	g->recs = NULL;
+	g->recs = g->out = NULL;
 	g->kernel = NULL;
 	g->prog = NULL;
 	g->recs_words = 0;
 }
 
-int clg_prepare(struct clg *g, size_t n)
+/* A buffer of bytes, written at its end: some drivers allocate on first
+ * use, and a buffer the device cannot hold fails here, not in the sort. */
+static cl_mem make(struct clg *g, size_t bytes, cl_int *err)
 {
 	static const cl_uchar zero = 0;
+	cl_mem m = clCreateBuffer(g->d->context, CL_MEM_READ_WRITE, bytes, NULL, err);
+
+	if (m && (*err = clEnqueueWriteBuffer(g->d->queue, m, CL_TRUE, bytes - 1, 1, &zero, 0, NULL,
+					      NULL)) != CL_SUCCESS) {
+		clReleaseMemObject(m);
+		m = NULL;
+	}
+	return m;
+}
+
+int clg_prepare(struct clg *g, size_t units, bool own_out)
+{
 	cl_int err = CL_SUCCESS;
 
-	if (g->recs_words >= n)
-		return 0;
-	if (g->recs)
-		clReleaseMemObject(g->recs);
-	g->recs_words = 0;
-	g->recs = clCreateBuffer(g->d->context, CL_MEM_READ_WRITE, n * g->wsize, NULL, &err);
-	/* Allocated on first use by some drivers: a buffer the device cannot
-	 * hold fails here, not in the sort. */
-	if (g->recs)
-		err = clEnqueueWriteBuffer(g->d->queue, g->recs, CL_TRUE, n * g->wsize - 1, 1, &zero, 0,
-					   NULL, NULL);
-	if (err != CL_SUCCESS) {
+	if (g->recs_words < units) {
 		if (g->recs)
 			clReleaseMemObject(g->recs);
-		g->recs = NULL;
-		msg_info(2, "device gather: no room for %zu records (%s)", n, dev_strerror(err));
-		return 1;
+		if (g->out)
+			clReleaseMemObject(g->out);
+		g->recs = g->out = NULL;
+		g->recs_words = 0;
+		if (!(g->recs = make(g, units * g->wsize, &err)))
+			goto nomem;
+		g->recs_words = units;
 	}
-	g->recs_words = n;
+	if (own_out && !g->out && !(g->out = make(g, g->recs_words * g->wsize, &err)))
+		goto nomem;
 	return 0;
+nomem:
+	msg_info(2, "device gather: no room for %zu words' worth of records (%s)", units,
+		 dev_strerror(err));
+	return 1;
 }
 
 int clg_build(struct clg *g, const char *options)
@@ -71,9 +85,9 @@ int clg_build(struct clg *g, const char *options)
 }
 
 cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,
-		   cl_uint nwait, const cl_event *wait, cl_event *done)
+		   size_t rec_size, cl_uint nwait, const cl_event *wait, cl_event *done)
 {
-	const cl_ulong nn = n;
+	const cl_ulong nn = n, rs = rec_size;
 	const size_t local = GATHER_WG < g->d->max_wg ? GATHER_WG : g->d->max_wg;
 	const size_t global = (n + local - 1) / local * local;
 	cl_int err;
@@ -81,7 +95,8 @@ cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out,
 	err = clSetKernelArg(g->kernel, 0, sizeof sorted, &sorted);
 	err |= clSetKernelArg(g->kernel, 1, sizeof g->recs, &g->recs);
 	err |= clSetKernelArg(g->kernel, 2, sizeof out, &out);
-	err |= clSetKernelArg(g->kernel, 3, sizeof nn, &nn);
+	err |= clSetKernelArg(g->kernel, 3, sizeof rs, &rs);
+	err |= clSetKernelArg(g->kernel, 4, sizeof nn, &nn);
 	if (err != CL_SUCCESS)
 		return err;
 	return clEnqueueNDRangeKernel(q, g->kernel, 1, NULL, &global, &local, nwait, wait, done);

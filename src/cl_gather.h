@@ -1,6 +1,6 @@
 /* The OpenCL engine's gather of records: for a run of words that index
- * records as wide as a word, the records go up beside the words, and once
- * the words are sorted a kernel puts the records in their order, on the
+ * fixed-size records, the records go up beside the words, and once the
+ * words are sorted a kernel puts the records in their order, on the
  * device, so that what comes down is the output itself (kernels/gather.cl).
  * The host then writes records in order instead of reading each from
  * wherever it lies in the input: a random read a record, which on the GPU
@@ -19,15 +19,18 @@ struct clg {
 	size_t wsize;
 	cl_program prog;	/* gather_records, built on the first gather */
 	cl_kernel kernel;
-	cl_mem recs;		/* the records, in index order */
-	size_t recs_words;	/* that it holds */
+	cl_mem recs;		/* the records, in index order... */
+	cl_mem out;		/* ...and in the words' order, where the sort's free
+				 * buffer cannot hold them */
+	size_t recs_words;	/* words' worth each holds */
 };
 
 void clg_init(struct clg *g, struct dev_ctx *d, size_t wsize);
 
-/* Room for the records of runs of n words (a buffer of n words): 0, or 1
- * where the device cannot hold it (-vv says so; the host gathers then). */
-int clg_prepare(struct clg *g, size_t n);
+/* Room for units words' worth of records, in a buffer for them and, with
+ * own_out, one for their order: 0, or 1 where the device cannot hold them
+ * (-vv says so; the host gathers then). */
+int clg_prepare(struct clg *g, size_t units, bool own_out);
 /* The kernel, built with options (the engine's) where it is not yet: once
  * the sort's own program is built, never beside it (some implementations,
  * Oclgrind's, do not take two builds at once).  0 or CLS_E_FAIL after a
@@ -35,11 +38,10 @@ int clg_prepare(struct clg *g, size_t n);
 int clg_build(struct clg *g, const char *options);
 
 /* Enqueue on q, after the nwait events of wait (the records' uploads), the
- * gather of the n records indexed by the sorted words of sorted into out
- * (a buffer of n words or more); *done its event.  CL_SUCCESS or the
- * error. */
+ * gather of the n records of rec_size bytes indexed by the sorted words of
+ * sorted into out; *done its event.  CL_SUCCESS or the error. */
 cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,
-		   cl_uint nwait, const cl_event *wait, cl_event *done);
+		   size_t rec_size, cl_uint nwait, const cl_event *wait, cl_event *done);
 
 void clg_release(struct clg *g);
 

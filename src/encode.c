@@ -681,32 +681,37 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 	*len = f->rec_size;
 }
 
-void enc_copy_records(const struct enc_format *f, const struct enc_batch *b, size_t first,
-		      size_t count, void *dst)
+void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b, uint64_t from,
+			   size_t len, void *dst)
 {
+	const uint64_t end = from + len, total = (uint64_t)b->n * f->rec_size;
 	unsigned char *d = dst;
 	size_t lo = 0, hi = b->nslices;
 
 	assert(f->fmt == CLS_FMT_BIN);
-	/* The last slice starting at or before record first. */
+	/* The last slice starting at or before byte from: a slice's records
+	 * lie side by side in its file. */
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
-		if (b->slices[mid].first_rec <= first)
+		if ((uint64_t)b->slices[mid].first_rec * f->rec_size <= from)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	for (; count > 0 && lo < b->nslices; lo++) {
+	for (; from < end && from < total && lo < b->nslices; lo++) {
 		const struct enc_slice *s = &b->slices[lo];
-		const size_t at = first - s->first_rec, in_slice = s->len / f->rec_size;
-		const size_t take = in_slice - at < count ? in_slice - at : count;
+		const uint64_t s0 = (uint64_t)s->first_rec * f->rec_size;
+		const uint64_t s1 = s0 + s->len / f->rec_size * f->rec_size;
+		const size_t n = (size_t)((end < s1 ? end : s1) - from);
 
-		memcpy(d, s->file->data + s->off + at * f->rec_size, take * f->rec_size);
-		d += take * f->rec_size;
-		first += take;
-		count -= take;
+		if (from >= s1)
+			continue;
+		memcpy(d, s->file->data + s->off + (from - s0), n);
+		d += n;
+		from += n;
 	}
-	assert(count == 0);
+	if (from < end)
+		memset(d, 0, (size_t)(end - from));
 }
 
 /* --- cursors ------------------------------------------------------------- */

@@ -138,10 +138,10 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		const unsigned char **p, size_t *len);
 
-/* bin records [first, first+count) of b, in index order, copied to dst
- * (count * f->rec_size bytes). */
-void enc_copy_records(const struct enc_format *f, const struct enc_batch *b, size_t first,
-		      size_t count, void *dst);
+/* Bytes [from, from+len) of b's bin records side by side in index order,
+ * copied to dst; past the last record, zeros. */
+void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b, uint64_t from,
+			   size_t len, void *dst);
 
 /* Record index carried by a word (indexed formats). */
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);

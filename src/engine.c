@@ -34,12 +34,12 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 	return e->ops->sort(e, n, produce, consume, ctx);
 }
 
-int eng_sort_records(struct engine *e, size_t n, eng_producer produce, eng_producer records,
-		     eng_consumer consume, void *ctx)
+int eng_sort_records(struct engine *e, size_t n, size_t rec_size, eng_producer produce,
+		     eng_producer records, eng_consumer consume, void *ctx)
 {
 	if (!e->ops->sort_records)
 		return ENG_NO_RECORDS;
-	return e->ops->sort_records(e, n, produce, records, consume, ctx);
+	return e->ops->sort_records(e, n, rec_size, produce, records, consume, ctx);
 }
 
 int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_producer produce,

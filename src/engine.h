@@ -49,7 +49,7 @@ struct eng_ops {
 	void (*report)(const struct engine *e);
 	void (*close)(struct engine *e);
 	/* NULL where the engine cannot: eng_sort_records. */
-	int (*sort_records)(struct engine *e, size_t n, eng_producer produce,
+	int (*sort_records)(struct engine *e, size_t n, size_t rec_size, eng_producer produce,
 			    eng_producer records, eng_consumer consume, void *ctx);
 };
 
@@ -91,17 +91,18 @@ void eng_set_memory(struct engine *e, uint64_t memory);
  * CLS_E_FAIL, or what a callback returned. */
 int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume, void *ctx);
 
-/* As eng_sort, for words that index records as wide as a word: records
- * fills dst with records [first, first+count) of the run, in index order
- * (count words' worth), and consume receives the records in the order of
- * the sorted words instead of the words.  ENG_NO_RECORDS, having called
- * neither, where the engine does not put records in order (the host
- * engine; a device without the memory for them, or a CPU device, unless
- * CLSORT_DEVICE_GATHER=1; never with CLSORT_DEVICE_GATHER=0): eng_sort
- * then. */
+/* As eng_sort, for words that index records of rec_size bytes: the
+ * records' bytes side by side in index order are taken as words' worth
+ * (units of the word's size, the last padded), records fills dst with
+ * units [first, first+count) of them, and consume receives units of the
+ * records in the order of the sorted words instead of the words.
+ * ENG_NO_RECORDS, having called neither, where the engine does not put
+ * records in order (the host engine; a device without the memory for
+ * them, or a CPU device, unless CLSORT_DEVICE_GATHER=1; never with
+ * CLSORT_DEVICE_GATHER=0): eng_sort then. */
 #define ENG_NO_RECORDS 1
-int eng_sort_records(struct engine *e, size_t n, eng_producer produce, eng_producer records,
-		     eng_consumer consume, void *ctx);
+int eng_sort_records(struct engine *e, size_t n, size_t rec_size, eng_producer produce,
+		     eng_producer records, eng_consumer consume, void *ctx);
 
 /* As eng_sort, for n words that come as k pieces each already sorted,
  * piece i being words [bounds[i], bounds[i+1]) (bounds[0] = 0, bounds[k]

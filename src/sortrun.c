@@ -132,68 +132,77 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
  * than the device's sort of it. */
 #define RECORDS_SPLIT ((size_t)4 << 20)
 #define RECORDS_MAX_THREADS 64
+/* The widest records an engine may put in order itself: wider ones are
+ * read from the input a few cache lines at a time all the same. */
+#define RECORDS_MAX 256
 
 struct records_job {
 	const struct enc_format *f;
 	const struct enc_batch *b;
-	size_t first, count;
+	uint64_t from;
+	size_t len;
 	unsigned char *dst;
 };
 
 static void records_job(void *arg)
 {
 	const struct records_job *j = arg;
-	enc_copy_records(j->f, j->b, j->first, j->count, j->dst);
+	enc_copy_record_bytes(j->f, j->b, j->from, j->len, j->dst);
 }
 
-/* bin records [first, first+count) in index order, for an engine that
- * puts them in order itself. */
+/* Units [first, first+count) of the run's bin records side by side in
+ * index order, each a word's size, for an engine that puts them in order
+ * itself. */
 static int produce_records(void *arg, void *dst, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind), bytes = count * ws;
 	const double t0 = now_sec();
 	struct records_job jobs[RECORDS_MAX_THREADS];
 	unsigned n = io->f->threads < RECORDS_MAX_THREADS ? io->f->threads : RECORDS_MAX_THREADS, i;
 
-	if (n == 0 || count * io->f->rec_size < RECORDS_SPLIT)
+	if (n == 0 || bytes < RECORDS_SPLIT)
 		n = 1;
 	for (i = 0; i < n; i++) {
-		const size_t at = count / n * i;
-		jobs[i] = (struct records_job){ io->f, io->b, first + at,
-						i + 1 < n ? count / n : count - at,
-						(unsigned char *)dst + at * io->f->rec_size };
+		const size_t at = bytes / n * i;
+		jobs[i] = (struct records_job){ io->f, io->b, (uint64_t)first * ws + at,
+						i + 1 < n ? bytes / n : bytes - at,
+						(unsigned char *)dst + at };
 	}
 	run_parallel(records_job, jobs, sizeof jobs[0], n);
 	io->t->produce += now_sec() - t0;
 	return 0;
 }
 
-/* The next count records of the output, in order already. */
+/* Units [first, first+count) of the run's records in order: the output's
+ * next bytes, but for the last unit's padding. */
 static int consume_records(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	const uint64_t total = (uint64_t)io->b->n * io->f->rec_size, at = (uint64_t)first * ws;
+	const size_t bytes = at >= total ? 0 : total - at < count * ws ? (size_t)(total - at) : count * ws;
 	double t0 = now_sec();
 	int rc;
 
-	(void)first;
 	if (io->warm) {
 		srt_warm_out_done(io->warm);
 		io->t->warm += now_sec() - t0;
 		t0 = now_sec();
 	}
-	rc = out_write(io->w, src, count * io->f->rec_size);
+	rc = out_write(io->w, src, bytes);
 	io->t->consume += now_sec() - t0;
 	return rc;
 }
 
 /* Whether the engine may put run b's records in order itself
- * (eng_sort_records): bin records as wide as their word, written as they
- * are in the words' order (no ties ordered on the host, no -u), the
+ * (eng_sort_records): bin records of at most RECORDS_MAX bytes, written as
+ * they are in the words' order (no ties ordered on the host, no -u), the
  * run's own slices. */
 static bool records_in_order(const struct enc_format *f, const struct enc_batch *b)
 {
 	return f->fmt == CLS_FMT_BIN && f->indexed && !f->tail && !f->unique && !f->str &&
-	       !b->pick && f->rec_size == word_size(f->kind);
+	       !b->pick && f->rec_size <= RECORDS_MAX;
 }
 
 /* Sorted words back into the run's own array, where string keys that tie
@@ -226,7 +235,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	}
 	rc = ENG_NO_RECORDS;
 	if (!bounds && records_in_order(f, b))
-		rc = eng_sort_records(e, b->n, produce, produce_records, consume_records, &io);
+		rc = eng_sort_records(e, b->n, f->rec_size, produce, produce_records, consume_records,
+				      &io);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);

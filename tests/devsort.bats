@@ -201,9 +201,8 @@ sizes_check() {
 }
 
 # --- records put in order on the device -------------------------------------
-# Records as wide as their word (8 bytes beside a 64-bit word, 16 beside a
-# 128-bit one) go up beside the words and come down in order
-# (CLSORT_DEVICE_GATHER=1 asks for it on PoCL, a CPU device, which by
+# Records of up to 256 bytes go up beside their words and come down in
+# order (CLSORT_DEVICE_GATHER=1 asks for it on PoCL, a CPU device, which by
 # default leaves the gather to the host).
 
 # gathered FILE WHAT REFSORT-OPTIONS -- CLSORT-OPTIONS...: the records of
@@ -224,7 +223,7 @@ gathered() {
   done
 }
 
-@test "records gathered on the device: 16-byte and 8-byte records, every size, both directions, stable" {
+@test "records gathered on the device: 8 to 256 bytes, every count, both directions, stable" {
   local n
   for n in 1 2 3 1023 1025 4099; do
     "$REFSORT" gen-rec $n 16 4 u64 $((50 + n)) > "$T/in"
@@ -240,6 +239,17 @@ gathered() {
   gathered "$T/in" "8-byte records" -R 8 --key-offset 4 -k u32 -- -R 8 --key-offset 4 -k u32
   "$REFSORT" gen-rec 20011 8 0 f32 64 > "$T/in"
   gathered "$T/in" "8-byte f32 records, descending" -R 8 -k f32 -r -- -R 8 -k f32 -r
+  # Wider than the word, and not a whole number of words: the records'
+  # bytes go up in units of a word, the last padded.
+  "$REFSORT" gen-rec 20011 24 4 u64 73 few > "$T/in"
+  gathered "$T/in" "24-byte records" -R 24 --key-offset 4 -k u64 -- -R 24 --key-offset 4 -k u64
+  "$REFSORT" gen-rec 20011 12 8 u32 74 few > "$T/in"
+  gathered "$T/in" "12-byte records" -R 12 --key-offset 8 -k u32 -- -R 12 --key-offset 8 -k u32
+  "$REFSORT" gen-rec 3001 7 1 i32 75 few > "$T/in"
+  gathered "$T/in" "7-byte records, copied byte by byte" -R 7 --key-offset 1 -k i32 -r -- \
+    -R 7 --key-offset 1 -k i32 -r
+  "$REFSORT" gen-rec 5003 256 100 f64 76 > "$T/in"
+  gathered "$T/in" "256-byte records" -R 256 --key-offset 100 -k f64 -- -R 256 --key-offset 100 -k f64
 }
 
 @test "records gathered on the device: several inputs, runs of -S, a pipe, as the host writes them" {
@@ -259,7 +269,7 @@ gathered() {
   cmp "$T/want" "$T/got"
 }
 
-@test "records the device does not gather: on a CPU device by default, wider than a word, -u, ties, CLSORT_DEVICE_GATHER=0" {
+@test "records the device does not gather: on a CPU device by default, over 256 bytes, -u, ties, CLSORT_DEVICE_GATHER=0" {
   "$REFSORT" gen-rec 5003 16 4 u64 67 few > "$T/in"
   "$CLSORT" "${DEV[@]}" -vv -R 16 --key-offset 4 -k u64 "$T/in" > "$T/got" 2> "$T/err"
   ! grep -q 'device gather' "$T/err" || fail "gathered on a CPU device by default"
@@ -267,11 +277,11 @@ gathered() {
     2> "$T/err"
   ! grep -q 'device gather' "$T/err" || fail "gathered with CLSORT_DEVICE_GATHER=0"
   cmp "$T/got" "$T/got0"
-  "$REFSORT" gen-rec 5003 24 4 u64 68 few > "$T/in24"
-  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -R 24 --key-offset 4 -k u64 "$T/in24" \
+  "$REFSORT" gen-rec 5003 260 4 u64 68 few > "$T/in260"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -R 260 --key-offset 4 -k u64 "$T/in260" \
     > "$T/got" 2> "$T/err"
-  ! grep -q 'device gather' "$T/err" || fail "24-byte records gathered"
-  "$REFSORT" sort -R 24 --key-offset 4 -k u64 < "$T/in24" | cmp - "$T/got"
+  ! grep -q 'device gather' "$T/err" || fail "260-byte records gathered"
+  "$REFSORT" sort -R 260 --key-offset 4 -k u64 < "$T/in260" | cmp - "$T/got"
   CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -u -R 16 --key-offset 4 -k u64 "$T/in" \
     > "$T/got" 2> "$T/err"
   ! grep -q 'device gather' "$T/err" || fail "gathered with -u"

@@ -151,7 +151,7 @@ grind_u32() {
   done
 }
 
-@test "records put in order on the device (gather.cl), 16- and 8-byte records: no report" {
+@test "records put in order on the device (gather.cl), 16-, 8- and 12-byte records: no report" {
   export CLSORT_WG=16 CLSORT_EPT=4
   "$REFSORT" gen-rec 301 16 8 u64 71 few > "$T/in"
   "$REFSORT" sort -k u64 -R 16 --key-offset 8 < "$T/in" > "$T/want"
@@ -163,6 +163,11 @@ grind_u32() {
   CLSORT_DEVICE_GATHER=1 grind -vv -k u32 -R 8 -r "$T/in"
   cmp "$T/want" "$T/got" || fail "8-byte records: not refsort's order"
   grep -q 'device gather: 299 records' "$T/err" || fail "not gathered: $(cat "$T/err")"
+  "$REFSORT" gen-rec 257 12 4 u32 73 few > "$T/in"
+  "$REFSORT" sort -k u32 -R 12 --key-offset 4 < "$T/in" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 grind -vv -k u32 -R 12 --key-offset=4 "$T/in"
+  cmp "$T/want" "$T/got" || fail "12-byte records: not refsort's order"
+  grep -q 'device gather: 257 records' "$T/err" || fail "not gathered: $(cat "$T/err")"
 }
 
 @test "whole-line string keys (128-bit words), 300 lines sharing prefixes, in tiles of 64: no report" {
