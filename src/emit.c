@@ -83,6 +83,7 @@ struct gather {
 	const struct enc_format *f;
 	const struct enc_batch *b;
 	const void *words;
+	const struct kv_line *sorted;	/* kv lines in order already, or NULL */
 	size_t first, count;
 	unsigned char *dst;	/* where the records go in a mapped output, or NULL */
 	unsigned char *buf;
@@ -106,6 +107,17 @@ static bool gather_room(struct gather *g, size_t more)
 	return true;
 }
 
+/* Record i of g's share: from the words and the run, or in order already. */
+static inline void record_at(const struct gather *g, size_t i, const unsigned char **p, size_t *len)
+{
+	if (g->sorted) {
+		*p = (const unsigned char *)g->sorted[i].p;
+		*len = g->sorted[i].len;
+	} else {
+		enc_record(g->f, g->b, enc_word_index(g->f, g->words, i), p, len);
+	}
+}
+
 static void gather_job(void *arg)
 {
 	struct gather *g = arg;
@@ -122,13 +134,13 @@ static void gather_job(void *arg)
 
 		/* The records lie anywhere: ask for the line table entry and
 		 * the record a little ahead of their use. */
-		if (i + 16 < end && kv)
+		if (i + 16 < end && kv && !g->sorted)
 			__builtin_prefetch(&g->b->lines[enc_word_index(f, g->words, i + 16)]);
 		if (i + 8 < end) {
-			enc_record(f, g->b, enc_word_index(f, g->words, i + 8), &p, &len);
+			record_at(g, i + 8, &p, &len);
 			__builtin_prefetch(p);
 		}
-		enc_record(f, g->b, enc_word_index(f, g->words, i), &p, &len);
+		record_at(g, i, &p, &len);
 		if (!g->dst && !gather_room(g, len + 1)) {
 			g->failed = true;
 			return;
@@ -144,7 +156,8 @@ static void gather_job(void *arg)
 /* Shares records [first, first + n) of words out to threads gathers, the
  * last taking what the others leave; none with a place set yet. */
 static void share_out(struct gather *g, unsigned threads, const struct enc_format *f,
-		      const struct enc_batch *b, const void *words, size_t first, size_t n)
+		      const struct enc_batch *b, const void *words, const struct kv_line *sorted,
+		      size_t first, size_t n)
 {
 	unsigned i;
 
@@ -152,6 +165,7 @@ static void share_out(struct gather *g, unsigned threads, const struct enc_forma
 		g[i].f = f;
 		g[i].b = b;
 		g[i].words = words;
+		g[i].sorted = sorted;
 		g[i].first = first + n / threads * i;
 		g[i].count = i + 1 < threads ? n / threads : first + n - g[i].first;
 		g[i].dst = NULL;
@@ -170,9 +184,9 @@ static void size_job(void *arg)
 	for (i = g->first; i < end; i++) {
 		const unsigned char *p;
 		size_t len;
-		if (i + 16 < end)
+		if (i + 16 < end && !g->sorted)
 			__builtin_prefetch(&g->b->lines[enc_word_index(g->f, g->words, i + 16)]);
-		enc_record(g->f, g->b, enc_word_index(g->f, g->words, i), &p, &len);
+		record_at(g, i, &p, &len);
 		g->len += len + 1;
 	}
 }
@@ -182,15 +196,16 @@ static void size_job(void *arg)
  * thread's share of them (g[0..threads)) set to gather into its part of
  * it; NULL where there is no such room, or too little for these lines. */
 static unsigned char *claim_lines(struct out_writer *w, const struct enc_format *f,
-				  const struct enc_batch *b, const void *words, size_t count,
-				  struct gather *g, unsigned threads)
+				  const struct enc_batch *b, const void *words,
+				  const struct kv_line *sorted, size_t count, struct gather *g,
+				  unsigned threads)
 {
 	unsigned char *dst;
 	size_t i, at = 0;
 
 	if (!out_claimable(w, 1))
 		return NULL;
-	share_out(g, threads, f, b, words, 0, count);
+	share_out(g, threads, f, b, words, sorted, 0, count);
 	run_parallel(size_job, g, sizeof *g, threads);
 	for (i = 0; i < threads; i++)
 		at += g[i].len;
@@ -203,12 +218,12 @@ static unsigned char *claim_lines(struct out_writer *w, const struct enc_format 
 	return dst;
 }
 
-/* Records of indexed words: copied by several threads into buffers of
- * their own, written in order, GATHER_ROUND records a thread at a time;
- * fixed-size records and lines into a mapped output all at once, into
- * place. */
-static int emit_records(struct out_writer *w, const struct enc_format *f,
-			const struct enc_batch *b, const void *words, size_t count)
+/* Records of indexed words (or kv lines in order already, sorted):
+ * copied by several threads into buffers of their own, written in order,
+ * GATHER_ROUND records a thread at a time; fixed-size records and lines
+ * into a mapped output all at once, into place. */
+static int emit_gather(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
+		       const void *words, const struct kv_line *sorted, size_t count)
 {
 	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
 	unsigned char *dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
@@ -226,14 +241,14 @@ static int emit_records(struct out_writer *w, const struct enc_format *f,
 		}
 	}
 	g = w->gathers;
-	if (f->fmt == CLS_FMT_KV && (dst = claim_lines(w, f, b, words, count, g, threads))) {
+	if (f->fmt == CLS_FMT_KV && (dst = claim_lines(w, f, b, words, sorted, count, g, threads))) {
 		run_parallel(gather_job, g, sizeof *g, threads);
 		return 0;
 	}
 	step = dst ? count : (size_t)threads * GATHER_ROUND;
 	for (first = 0; first < count && rc == 0; first += step) {
 		const size_t n = count - first < step ? count - first : step;
-		share_out(g, threads, f, b, words, first, n);
+		share_out(g, threads, f, b, words, sorted, first, n);
 		for (i = 0; dst && i < threads; i++)
 			g[i].dst = dst + (g[i].first - first) * f->rec_size;
 		run_parallel(gather_job, g, sizeof *g, threads);
@@ -267,7 +282,7 @@ static size_t tie_run_key(const void *ctx, size_t idx, const unsigned char **p)
 static int tie_run_emit(void *ctx, const struct word128 *words, size_t n)
 {
 	const struct tie_run *t = ctx;
-	return emit_records(t->w, t->f, t->b, words, n);
+	return emit_gather(t->w, t->f, t->b, words, NULL, n);
 }
 
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
@@ -279,7 +294,13 @@ int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_
 		assert(f->kind == WORD128);
 		return tie_push(&w->ties, &k, words, count, tie_run_emit, &t);
 	}
-	return f->indexed ? emit_records(w, f, b, words, count) : emit_plain(w, f, words, count);
+	return f->indexed ? emit_gather(w, f, b, words, NULL, count) : emit_plain(w, f, words, count);
+}
+
+int out_emit_lines(struct out_writer *w, const struct enc_format *f, const struct kv_line *lines,
+		   size_t count)
+{
+	return emit_gather(w, f, NULL, NULL, lines, count);
 }
 
 int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)

@@ -681,14 +681,25 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 	*len = f->rec_size;
 }
 
+size_t enc_record_bytes(const struct enc_format *f)
+{
+	return f->fmt == CLS_FMT_KV ? sizeof(struct kv_line) : f->rec_size;
+}
+
 void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b, uint64_t from,
 			   size_t len, void *dst)
 {
-	const uint64_t end = from + len, total = (uint64_t)b->n * f->rec_size;
+	const uint64_t end = from + len, total = (uint64_t)b->n * enc_record_bytes(f);
 	unsigned char *d = dst;
 	size_t lo = 0, hi = b->nslices;
 
-	assert(f->fmt == CLS_FMT_BIN);
+	/* kv: the line table, in index order already. */
+	if (f->fmt == CLS_FMT_KV) {
+		const size_t n = from >= total ? 0 : total - from < len ? (size_t)(total - from) : len;
+		memcpy(d, (const unsigned char *)b->lines + from, n);
+		memset(d + n, 0, len - n);
+		return;
+	}
 	/* The last slice starting at or before byte from: a slice's records
 	 * lie side by side in its file. */
 	while (hi - lo > 1) {

@@ -138,8 +138,12 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		const unsigned char **p, size_t *len);
 
-/* Bytes [from, from+len) of b's bin records side by side in index order,
- * copied to dst; past the last record, zeros. */
+/* The bytes of a record as enc_copy_record_bytes lays them out: a bin
+ * record's, or a kv line's entry in the line table (struct kv_line). */
+size_t enc_record_bytes(const struct enc_format *f);
+/* Bytes [from, from+len) of b's records side by side in index order (bin
+ * records; kv: their line table's entries), copied to dst; past the last
+ * record, zeros. */
 void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b, uint64_t from,
 			   size_t len, void *dst);
 

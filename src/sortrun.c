@@ -150,9 +150,9 @@ static void records_job(void *arg)
 	enc_copy_record_bytes(j->f, j->b, j->from, j->len, j->dst);
 }
 
-/* Units [first, first+count) of the run's bin records side by side in
- * index order, each a word's size, for an engine that puts them in order
- * itself. */
+/* Units [first, first+count) of the run's records side by side in index
+ * order (kv lines: their entries in the line table), each a word's size,
+ * for an engine that puts them in order itself. */
 static int produce_records(void *arg, void *dst, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
@@ -175,12 +175,13 @@ static int produce_records(void *arg, void *dst, size_t first, size_t count)
 }
 
 /* Units [first, first+count) of the run's records in order: the output's
- * next bytes, but for the last unit's padding. */
+ * next bytes (kv: the next lines' entries in the line table), but for the
+ * last unit's padding. */
 static int consume_records(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
-	const size_t ws = word_size(io->f->kind);
-	const uint64_t total = (uint64_t)io->b->n * io->f->rec_size, at = (uint64_t)first * ws;
+	const size_t ws = word_size(io->f->kind), rs = enc_record_bytes(io->f);
+	const uint64_t total = (uint64_t)io->b->n * rs, at = (uint64_t)first * ws;
 	const size_t bytes = at >= total ? 0 : total - at < count * ws ? (size_t)(total - at) : count * ws;
 	double t0 = now_sec();
 	int rc;
@@ -190,19 +191,26 @@ static int consume_records(void *arg, const void *src, size_t first, size_t coun
 		io->t->warm += now_sec() - t0;
 		t0 = now_sec();
 	}
-	rc = out_write(io->w, src, bytes);
+	/* Whole lines' entries in each call: units come in chunks of whole
+	 * tiles, a power of two words. */
+	if (io->f->fmt == CLS_FMT_KV)
+		rc = out_emit_lines(io->w, io->f, src, bytes / rs);
+	else
+		rc = out_write(io->w, src, bytes);
 	io->t->consume += now_sec() - t0;
 	return rc;
 }
 
 /* Whether the engine may put run b's records in order itself
- * (eng_sort_records): bin records of at most RECORDS_MAX bytes, written as
- * they are in the words' order (no ties ordered on the host, no -u), the
- * run's own slices. */
+ * (eng_sort_records): bin records of at most RECORDS_MAX bytes, or kv
+ * lines (their line table's entries: the host then reads each line once,
+ * not its entry first), written as they are in the words' order (no ties
+ * ordered on the host, no -u), the run's own slices. */
 static bool records_in_order(const struct enc_format *f, const struct enc_batch *b)
 {
-	return f->fmt == CLS_FMT_BIN && f->indexed && !f->tail && !f->unique && !f->str &&
-	       !b->pick && f->rec_size <= RECORDS_MAX;
+	if (!f->indexed || f->tail || f->unique || f->str || b->pick)
+		return false;
+	return f->fmt == CLS_FMT_BIN ? f->rec_size <= RECORDS_MAX : f->fmt == CLS_FMT_KV && b->lines;
 }
 
 /* Sorted words back into the run's own array, where string keys that tie
@@ -235,8 +243,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	}
 	rc = ENG_NO_RECORDS;
 	if (!bounds && records_in_order(f, b))
-		rc = eng_sort_records(e, b->n, f->rec_size, produce, produce_records, consume_records,
-				      &io);
+		rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
+				      consume_records, &io);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);

@@ -252,6 +252,17 @@ gathered() {
   gathered "$T/in" "256-byte records" -R 256 --key-offset 100 -k f64 -- -R 256 --key-offset 100 -k f64
 }
 
+@test "kv lines in order on the device (their line table's entries): refsort's, every key type, a last line without its end" {
+  "$REFSORT" gen-kv 30011 77 > "$T/in"
+  gathered "$T/in" "kv lines" -f kv -- -f kv
+  gathered "$T/in" "kv lines, descending" -f kv -r -- -f kv -r
+  "$REFSORT" gen-kv 20011 78 i64 few > "$T/in"
+  printf '7:no line end' >> "$T/in"
+  gathered "$T/in" "few i64 keys, the last line without its end" -f kv -k i64 -- -f kv -k i64
+  "$REFSORT" gen-kv 20011 79 f64 special > "$T/in"
+  gathered "$T/in" "f64 specials" -f kv -k f64 -- -f kv -k f64
+}
+
 @test "records gathered on the device: several inputs, runs of -S, a pipe, as the host writes them" {
   "$REFSORT" gen-rec 20011 16 4 u64 65 few > "$T/a"
   "$REFSORT" gen-rec 7001 16 4 u64 66 few > "$T/b"
@@ -266,6 +277,15 @@ gathered() {
   cmp "$T/want" "$T/got"
   [ "$(grep -c 'device gather: ' "$T/err")" -gt 2 ] || fail "runs not gathered: $(cat "$T/err")"
   cat "$T/a" "$T/b" | CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -R 16 --key-offset 4 -k u64 > "$T/got"
+  cmp "$T/want" "$T/got"
+  # kv lines: two inputs, runs, a pipe.
+  "$REFSORT" gen-kv 20011 80 > "$T/a"
+  "$REFSORT" gen-kv 7001 81 > "$T/b"
+  "$CLSORT" -d host -f kv "$T/a" "$T/b" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv -S 64K "$T/a" "$T/b" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  [ "$(grep -c 'device gather: ' "$T/err")" -gt 2 ] || fail "kv runs not gathered: $(cat "$T/err")"
+  cat "$T/a" "$T/b" | CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -f kv > "$T/got"
   cmp "$T/want" "$T/got"
 }
 
@@ -286,6 +306,13 @@ gathered() {
     > "$T/got" 2> "$T/err"
   ! grep -q 'device gather' "$T/err" || fail "gathered with -u"
   "$REFSORT" sort -u -R 16 --key-offset 4 -k u64 < "$T/in" | cmp - "$T/got"
+  "$REFSORT" gen-kv 5003 82 u32 100 > "$T/kv"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv -u "$T/kv" > "$T/got" 2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "kv lines gathered with -u"
+  "$CLSORT" -d host -f kv -u "$T/kv" | cmp - "$T/got"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv -k str "$T/kv" > "$T/got" 2> "$T/err"
+  ! grep -q 'device gather' "$T/err" || fail "string keys gathered"
+  "$CLSORT" -d host -f kv -k str "$T/kv" | cmp - "$T/got"
   # A 12-byte key in 16-byte records: ties on the word ordered on the host.
   "$REFSORT" gen-bytes 5003 16 0 12 69 tied > "$T/inb"
   CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -R 16 -k bytes:12 "$T/inb" > "$T/got" 2> "$T/err"

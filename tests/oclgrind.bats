@@ -151,7 +151,7 @@ grind_u32() {
   done
 }
 
-@test "records put in order on the device (gather.cl), 16-, 8- and 12-byte records: no report" {
+@test "records put in order on the device (gather.cl), 16-, 8- and 12-byte records, kv lines: no report" {
   export CLSORT_WG=16 CLSORT_EPT=4
   "$REFSORT" gen-rec 301 16 8 u64 71 few > "$T/in"
   "$REFSORT" sort -k u64 -R 16 --key-offset 8 < "$T/in" > "$T/want"
@@ -168,6 +168,11 @@ grind_u32() {
   CLSORT_DEVICE_GATHER=1 grind -vv -k u32 -R 12 --key-offset=4 "$T/in"
   cmp "$T/want" "$T/got" || fail "12-byte records: not refsort's order"
   grep -q 'device gather: 257 records' "$T/err" || fail "not gathered: $(cat "$T/err")"
+  "$REFSORT" gen-kv 263 74 > "$T/in"
+  "$REFSORT" sort -f kv < "$T/in" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 grind -vv -f kv "$T/in"
+  cmp "$T/want" "$T/got" || fail "kv lines: not refsort's order"
+  grep -q 'device gather: 263 records' "$T/err" || fail "not gathered: $(cat "$T/err")"
 }
 
 @test "whole-line string keys (128-bit words), 300 lines sharing prefixes, in tiles of 64: no report" {
