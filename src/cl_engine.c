@@ -183,19 +183,6 @@ static bool is_nomem(cl_int err)
 	       err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE;
 }
 
-/* Some drivers allocate on first use: write a buffer's last byte, so that
- * a buffer the device cannot hold fails here, where a smaller one can be
- * tried, rather than in the middle of a sort.  A write, not
- * clEnqueueFillBuffer: NVIDIA's fill (driver 580) fails with
- * CL_INVALID_COMMAND_QUEUE, and leaves the context unusable, when the low
- * 32 bits of the byte offset it ends at are 2^31 or more (2 GiB + 1 MiB
- * fails, 2 GiB and 4 GiB + 1 MiB pass; contrib/bench/bufprobe.c). */
-static cl_int touch_last(struct cle *e, cl_mem buf, size_t bytes)
-{
-	static const cl_uchar zero = 0;
-	return clEnqueueWriteBuffer(e->dev->queue, buf, CL_FALSE, bytes - 1, 1, &zero, 0, NULL, NULL);
-}
-
 static int cle_reserve(struct cle *e, size_t words)
 {
 	cl_int err;
@@ -212,16 +199,9 @@ static int cle_reserve(struct cle *e, size_t words)
 		return 0;
 	if (words > cle_max_words(e))
 		return CLE_E_NOMEM;
-	e->buf = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->sh.wsize, NULL, &err);
-	if (e->buf)
-		err = touch_last(e, e->buf, words * e->sh.wsize);
-	if (err == CL_SUCCESS && (e->sh.global_merge || e->radix_may)) {
-		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, words * e->sh.wsize, NULL, &err);
-		if (e->buf2)
-			err = touch_last(e, e->buf2, words * e->sh.wsize);
-	}
-	if (err == CL_SUCCESS)
-		err = clFinish(e->dev->queue);
+	e->buf = dev_buffer(e->dev, words * e->sh.wsize, &err);
+	if (e->buf && (e->sh.global_merge || e->radix_may))
+		e->buf2 = dev_buffer(e->dev, words * e->sh.wsize, &err);
 	if (err != CL_SUCCESS) {
 		if (e->buf)
 			clReleaseMemObject(e->buf);
@@ -462,15 +442,14 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 			cle_record_event(e, e->gather.kernel, done);
 		result = out;
 	}
+	/* Down come the records, after their gather, or the words: after the
+	 * radix sort, or chunk by chunk as the networks sort them. */
 	if (records)
 		rc = cle_finish(e, err, what, result, 0, units, chunk_tiles, rchunks, &done, false, up,
 				down, consume, ctx);
-	else if (radix)
-		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, &done, false, up, down,
-			    consume, ctx);
 	else
-		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, sorted, true, up, down,
-			    consume, ctx);
+		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, radix ? &done : sorted,
+				!radix, up, down, consume, ctx);
 out:
 	/* Nothing may still be writing into words when we return. */
 	clFinish(e->xfer);
@@ -541,16 +520,8 @@ static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_
 	 * needs the second buffer all the same. */
 	if (!e->buf2) {
 		cl_int err;
-		e->buf2 = clCreateBuffer(e->dev->context, CL_MEM_READ_WRITE, e->buf_words * e->sh.wsize,
-					 NULL, &err);
-		if (e->buf2 && (err = touch_last(e, e->buf2, e->buf_words * e->sh.wsize)) == CL_SUCCESS)
-			err = clFinish(e->dev->queue);
-		if (err != CL_SUCCESS) {
-			if (e->buf2)
-				clReleaseMemObject(e->buf2);
-			e->buf2 = NULL;
+		if (!(e->buf2 = dev_buffer(e->dev, e->buf_words * e->sh.wsize, &err)))
 			return ENG_NO_RECORDS;
-		}
 	}
 	if (clg_prepare(&e->gather, units, own_out))
 		return ENG_NO_RECORDS;

@@ -34,21 +34,6 @@ void clg_release(struct clg *g)
 	g->recs_words = 0;
 }
 
-/* A buffer of bytes, written at its end: some drivers allocate on first
- * use, and a buffer the device cannot hold fails here, not in the sort. */
-static cl_mem make(struct clg *g, size_t bytes, cl_int *err)
-{
-	static const cl_uchar zero = 0;
-	cl_mem m = clCreateBuffer(g->d->context, CL_MEM_READ_WRITE, bytes, NULL, err);
-
-	if (m && (*err = clEnqueueWriteBuffer(g->d->queue, m, CL_TRUE, bytes - 1, 1, &zero, 0, NULL,
-					      NULL)) != CL_SUCCESS) {
-		clReleaseMemObject(m);
-		m = NULL;
-	}
-	return m;
-}
-
 int clg_prepare(struct clg *g, size_t units, bool own_out)
 {
 	cl_int err = CL_SUCCESS;
@@ -60,11 +45,11 @@ int clg_prepare(struct clg *g, size_t units, bool own_out)
 			clReleaseMemObject(g->out);
 		g->recs = g->out = NULL;
 		g->recs_words = 0;
-		if (!(g->recs = make(g, units * g->wsize, &err)))
+		if (!(g->recs = dev_buffer(g->d, units * g->wsize, &err)))
 			goto nomem;
 		g->recs_words = units;
 	}
-	if (own_out && !g->out && !(g->out = make(g, g->recs_words * g->wsize, &err)))
+	if (own_out && !g->out && !(g->out = dev_buffer(g->d, g->recs_words * g->wsize, &err)))
 		goto nomem;
 	return 0;
 nomem:

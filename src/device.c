@@ -65,6 +65,23 @@ int dev_fail(const char *what, cl_int err)
 	return CLS_E_FAIL;
 }
 
+/* A write, not clEnqueueFillBuffer: NVIDIA's fill (driver 580) fails with
+ * CL_INVALID_COMMAND_QUEUE, and leaves the context unusable, when the low
+ * 32 bits of the byte offset it ends at are 2^31 or more (2 GiB + 1 MiB
+ * fails, 2 GiB and 4 GiB + 1 MiB pass; contrib/bench/bufprobe.c). */
+cl_mem dev_buffer(struct dev_ctx *d, size_t bytes, cl_int *err)
+{
+	static const cl_uchar zero = 0;
+	cl_mem m = clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL, err);
+
+	if (m && (*err = clEnqueueWriteBuffer(d->queue, m, CL_TRUE, bytes - 1, 1, &zero, 0, NULL,
+					      NULL)) != CL_SUCCESS) {
+		clReleaseMemObject(m);
+		m = NULL;
+	}
+	return m;
+}
+
 int dev_parse_spec(const char *text, struct dev_spec *spec)
 {
 	unsigned p, d;

@@ -88,4 +88,10 @@ bool dev_cached(const struct dev_ctx *d, const char *options);
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */
 int dev_fail(const char *what, cl_int err);
 
+/* A read-write buffer of bytes on d, its last byte written (on d's
+ * queue, waited for): some drivers allocate on first use, and a buffer
+ * the device cannot hold fails here, where a smaller one can be tried,
+ * rather than in the middle of a sort.  NULL with *err set on failure. */
+cl_mem dev_buffer(struct dev_ctx *d, size_t bytes, cl_int *err);
+
 #endif
