@@ -659,17 +659,11 @@ int enc_encode(const struct enc_format *f, struct enc_batch *b)
 	return f->fmt == CLS_FMT_KV ? kv_encode(f, b) : enc_encode_range(f, b, 0, b->n, b->words);
 }
 
-void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
-		const unsigned char **p, size_t *len)
+/* The last of b's slices that starts at or before record i. */
+static size_t slice_of(const struct enc_batch *b, size_t i)
 {
 	size_t lo = 0, hi = b->nslices;
 
-	if (f->fmt == CLS_FMT_KV) {
-		*p = (const unsigned char *)b->lines[i].p;
-		*len = b->lines[i].len;
-		return;
-	}
-	/* The last slice starting at or before record i. */
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 		if (b->slices[mid].first_rec <= i)
@@ -677,6 +671,20 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
+		const unsigned char **p, size_t *len)
+{
+	size_t lo;
+
+	if (f->fmt == CLS_FMT_KV) {
+		*p = (const unsigned char *)b->lines[i].p;
+		*len = b->lines[i].len;
+		return;
+	}
+	lo = slice_of(b, i);
 	*p = b->slices[lo].file->data + b->slices[lo].off + (i - b->slices[lo].first_rec) * f->rec_size;
 	*len = f->rec_size;
 }
@@ -691,7 +699,7 @@ void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b
 {
 	const uint64_t end = from + len, total = (uint64_t)b->n * enc_record_bytes(f);
 	unsigned char *d = dst;
-	size_t lo = 0, hi = b->nslices;
+	size_t lo;
 
 	/* kv: the line table, in index order already. */
 	if (f->fmt == CLS_FMT_KV) {
@@ -700,16 +708,9 @@ void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b
 		memset(d + n, 0, len - n);
 		return;
 	}
-	/* The last slice starting at or before byte from: a slice's records
-	 * lie side by side in its file. */
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if ((uint64_t)b->slices[mid].first_rec * f->rec_size <= from)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (; from < end && from < total && lo < b->nslices; lo++) {
+	/* From the slice byte from lies in: a slice's records lie side by
+	 * side in its file. */
+	for (lo = slice_of(b, (size_t)(from / f->rec_size)); from < end && from < total && lo < b->nslices; lo++) {
 		const struct enc_slice *s = &b->slices[lo];
 		const uint64_t s0 = (uint64_t)s->first_rec * f->rec_size;
 		const uint64_t s1 = s0 + s->len / f->rec_size * f->rec_size;

@@ -16,12 +16,12 @@
 struct out_grow {
 	int fd;
 	uint64_t want;		/* the output bytes the stream stands for so far */
-	uint64_t taken;		/* bytes of room taken from w->grow_start on */
+	uint64_t taken;		/* bytes of room taken from start on */
 	bool stop;
 	pthread_mutex_t lock;
 	pthread_cond_t more;	/* want has grown, or stop is set */
 	pthread_t thread;
-	uint64_t start;
+	uint64_t start;		/* the file offset the output starts at */
 	double t;		/* seconds in fallocate */
 };
 
@@ -120,7 +120,6 @@ void out_grow_end(struct out_writer *w)
 	/* The file's length says what was taken, a failed step's part too:
 	 * the end cuts it back to the data. */
 	w->grown = true;
-	w->grow_start = g->start;
 	w->map_at = g->start;
 	w->presized = fstat(g->fd, &st) == 0 && (uint64_t)st.st_size > g->start
 			      ? (size_t)((uint64_t)st.st_size - g->start)

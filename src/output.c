@@ -182,7 +182,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	out_grow_end(w);
 	taken = w->grown ? w->presized : 0;
 	if (w->grown)
-		end = w->is_stdout ? (off_t)w->grow_start : -1;
+		end = w->is_stdout ? (off_t)w->map_at : -1;
 	else
 		end = w->is_stdout && !w->total && !w->len ? (off_t)out_stdout_end(w) : -1;
 	/* A part (and standard output) maps from the page its first byte

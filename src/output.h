@@ -38,8 +38,8 @@ struct out_writer {
 	uint64_t map_at;	/* the file offset the mapping's data starts at */
 	struct out_grow *grow;	/* out_grow's thread, while it runs */
 	bool grow_declined;	/* out_grow found nothing to take room in */
-	bool grown;		/* out_grow took presized bytes of room... */
-	uint64_t grow_start;	/* ...from this file offset on */
+	bool grown;		/* out_grow took presized bytes of room from
+				 * map_at on */
 };
 
 /* The final output: stdout when path is NULL, else path, written through a

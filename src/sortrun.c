@@ -127,11 +127,6 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
-/* Copies of records into a staging buffer of this many bytes or more are
- * shared by the threads: one thread's copy of a 64 MiB chunk took longer
- * than the device's sort of it. */
-#define RECORDS_SPLIT ((size_t)4 << 20)
-#define RECORDS_MAX_THREADS 64
 /* The widest records an engine may put in order itself: wider ones are
  * read from the input a few cache lines at a time all the same. */
 #define RECORDS_MAX 256
@@ -152,17 +147,18 @@ static void records_job(void *arg)
 
 /* Units [first, first+count) of the run's records side by side in index
  * order (kv lines: their entries in the line table), each a word's size,
- * for an engine that puts them in order itself. */
+ * for an engine that puts them in order itself: shared by the threads as
+ * copies into the output are (one thread's copy of a 64 MiB chunk took
+ * longer than the device's sort of it). */
 static int produce_records(void *arg, void *dst, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
 	const size_t ws = word_size(io->f->kind), bytes = count * ws;
 	const double t0 = now_sec();
-	struct records_job jobs[RECORDS_MAX_THREADS];
-	unsigned n = io->f->threads < RECORDS_MAX_THREADS ? io->f->threads : RECORDS_MAX_THREADS, i;
+	struct records_job jobs[OUT_COPY_MAX_THREADS];
+	const unsigned n = out_copy_threads(bytes, io->f->threads);
+	unsigned i;
 
-	if (n == 0 || bytes < RECORDS_SPLIT)
-		n = 1;
 	for (i = 0; i < n; i++) {
 		const size_t at = bytes / n * i;
 		jobs[i] = (struct records_job){ io->f, io->b, (uint64_t)first * ws + at,
