@@ -3,18 +3,15 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "encode_kv.h"
 #include "kvkey.h"
 #include "strkey.h"
 #include "tie.h"
 #include "util.h"
-
-/* Below this many bytes a job is not worth a thread. */
-#define MIN_JOB_BYTES (1u << 20)
 
 int enc_setup(struct enc_format *f, const struct cls_opts *o)
 {
@@ -86,33 +83,9 @@ int enc_validate(const struct enc_format *f, const struct in_set *in)
 	return 0;
 }
 
-/* Lines in p[0..len): line ends (eol), plus one for an unterminated last
- * line. */
-static size_t count_lines(const char *p, size_t len, char eol)
-{
-	const char *end = p + len, *nl;
-	size_t n = 0;
-	while (p < end && (nl = memchr(p, eol, (size_t)(end - p)))) {
-		n++;
-		p = nl + 1;
-	}
-	return n + (p < end);
-}
-
 uint64_t enc_count_records(const struct enc_format *f, const void *data, size_t len)
 {
-	return f->fmt == CLS_FMT_KV ? count_lines(data, len, f->eol) : len / f->rec_size;
-}
-
-/* End of a share of [p, end) about want bytes long: just past the first
- * line end (eol) at or after p + want, or end. */
-static const char *cut_at_line(const char *p, const char *end, size_t want, char eol)
-{
-	const char *nl;
-	if ((size_t)(end - p) <= want)
-		return end;
-	nl = memchr(p + want, eol, (size_t)(end - p - want));
-	return nl ? nl + 1 : end;
+	return f->fmt == CLS_FMT_KV ? enc_kv_count_lines(data, len, f->eol) : len / f->rec_size;
 }
 
 struct count_job {
@@ -125,7 +98,7 @@ struct count_job {
 static void count_job(void *arg)
 {
 	struct count_job *j = arg;
-	j->lines = count_lines(j->p, j->len, j->eol);
+	j->lines = enc_kv_count_lines(j->p, j->len, j->eol);
 }
 
 /* Lines of a file, counted by up to threads threads, each on a share
@@ -141,7 +114,7 @@ static uint64_t count_file_lines(const struct in_file *file, unsigned threads, c
 		threads = 64;
 	per = file->size / threads + 1;
 	while (p < end) {
-		const char *cut = n + 1 < threads ? cut_at_line(p, end, per, eol) : end;
+		const char *cut = n + 1 < threads ? enc_kv_cut(p, end, per, eol) : end;
 		jobs[n].p = p;
 		jobs[n].eol = eol;
 		jobs[n].len = (size_t)(cut - p);
@@ -262,24 +235,6 @@ bool enc_plan_done(const struct enc_planner *p)
 	return true;
 }
 
-/* --- words ------------------------------------------------------------- */
-
-static inline void put_word(enum word_kind kind, void *words, size_t i, uint64_t key, size_t idx)
-{
-	switch (kind) {
-	case WORD32:
-		((uint32_t *)words)[i] = (uint32_t)key;
-		break;
-	case WORD64:
-		((uint64_t *)words)[i] = (key << 32) | (uint32_t)idx;
-		break;
-	case WORD128:
-		((struct word128 *)words)[i].hi = key;
-		((struct word128 *)words)[i].lo = idx;
-		break;
-	}
-}
-
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
 {
 	/* Runs hold fewer than 2^32 records, and string keys use the upper
@@ -301,254 +256,6 @@ int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, ui
 		return KEY_OK;
 	}
 	return kvk_key(f, (const char *)rec, len, key, &k, &klen, prefix, sizeof prefix);
-}
-
-/* Bad lines --skip-bad names with -v, at the most. */
-#define SKIPPED_NAMED 5
-
-/* A share of one slice, cut at line boundaries, parsed by one thread. */
-struct kv_job {
-	const struct enc_format *f;
-	const struct enc_slice *slice;
-	const char *start, *end;
-	uint64_t line0;		/* line number in the file of the first line, from 0 */
-	size_t first;		/* index in the run of the first line */
-	size_t lines;		/* lines in [start, end) */
-	size_t good;		/* lines kept */
-	size_t bad;
-	size_t bad_fields;	/* of them, lines with fewer fields than the key's */
-	size_t bad_first;	/* line index in the job of the first bad line */
-	int bad_why;
-	struct enc_batch *b;
-	struct enc_block *blocks;	/* several keys: where this job composed them */
-	bool nomem;
-};
-
-/* Bytes of a block of composed keys, unless a key needs more. */
-#define KEY_BLOCK ((size_t)1 << 20)
-
-/* The key of a line of job j, where several keys are composed into one
- * string: into j's current block, or a new one where it has no room. */
-static int composed_key(struct kv_job *j, const char *line, size_t len, uint64_t *key,
-			const char **k, size_t *klen)
-{
-	struct enc_block *bl = j->blocks;
-	int rc = KEY_OK;
-
-	if (bl)
-		rc = kvk_key(j->f, line, len, key, k, klen, bl->data + bl->used, bl->size - bl->used);
-	if (!bl || (rc == KEY_OK && *klen > bl->size - bl->used)) {
-		const size_t size = bl && *klen > KEY_BLOCK ? *klen : KEY_BLOCK;
-		struct enc_block *nb = malloc(sizeof *nb + size);
-		if (!nb) {
-			j->nomem = true;
-			return KEY_BAD;
-		}
-		nb->next = bl;
-		nb->size = size;
-		nb->used = 0;
-		j->blocks = bl = nb;
-		rc = kvk_key(j->f, line, len, key, k, klen, bl->data, bl->size);
-		if (rc == KEY_OK && *klen > bl->size)
-			return composed_key(j, line, len, key, k, klen);
-	}
-	if (rc == KEY_OK)
-		bl->used += *klen;
-	return rc;
-}
-
-/* Skipped lines named so far (-v). */
-static atomic_uint skipped_named;
-
-static void kv_count_job(void *arg)
-{
-	struct kv_job *j = arg;
-	j->lines = count_lines(j->start, (size_t)(j->end - j->start), j->f->eol);
-}
-
-static void kv_parse_job(void *arg)
-{
-	struct kv_job *j = arg;
-	const struct enc_format *f = j->f;
-	const char *p = j->start, *nl, *k;
-	size_t i, out = j->first, klen;
-	uint64_t key;
-	int rc;
-
-	for (i = 0; i < j->lines; i++) {
-		size_t len;
-		nl = memchr(p, f->eol, (size_t)(j->end - p));
-		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-		if (f->nkeys) {
-			rc = composed_key(j, p, len, &key, &k, &klen);
-			if (j->nomem)
-				break;
-		} else {
-			rc = kvk_key(f, p, len, &key, &k, &klen, NULL, 0);
-		}
-		if (rc == KEY_OK) {
-			j->b->lines[out].p = p;
-			j->b->lines[out].len = len;
-			if (f->nkeys) {
-				j->b->keys[out].p = k;
-				j->b->keys[out].len = klen;
-			}
-			if (f->str)
-				str_word((const unsigned char *)k, klen, f->mask, (uint32_t)out,
-					 (struct word128 *)j->b->words + out);
-			else
-				put_word(f->kind, j->b->words, out, key, out);
-			out++;
-		} else {
-			if (j->bad++ == 0) {
-				j->bad_first = i;
-				j->bad_why = rc;
-			}
-			if (!f->skip_bad)
-				break;
-			j->bad_fields += rc == KV_NOFIELD;
-			if (util_verbose >= 1 && atomic_fetch_add(&skipped_named, 1) < SKIPPED_NAMED)
-				kvk_report(f, j->slice->file->name,
-					  j->slice->file->first_line + j->line0 + i + 1, p, len, rc,
-					  true);
-		}
-		p = nl ? nl + 1 : j->end;
-	}
-	j->good = out - j->first;
-}
-
-/* Cut each slice into jobs of at least MIN_JOB_BYTES, about threads per
- * slice.  Returns the job count, or 0 when out of memory. */
-static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, struct kv_job **out)
-{
-	size_t s, n = 0, cap = 0;
-	struct kv_job *jobs = NULL;
-
-	for (s = 0; s < b->nslices; s++) {
-		const struct enc_slice *sl = &b->slices[s];
-		const char *p = (const char *)sl->file->data + sl->off, *end = p + sl->len;
-		size_t want = sl->len / f->threads;
-		if (want < MIN_JOB_BYTES)
-			want = MIN_JOB_BYTES;
-		while (p < end) {
-			const char *cut = cut_at_line(p, end, want, f->eol);
-			if (n == cap) {
-				struct kv_job *g;
-				cap = cap ? cap * 2 : 16;
-				g = realloc(jobs, cap * sizeof *jobs);
-				if (!g) {
-					free(jobs);
-					return 0;
-				}
-				jobs = g;
-			}
-			memset(&jobs[n], 0, sizeof jobs[n]);
-			jobs[n].f = f;
-			jobs[n].slice = sl;
-			jobs[n].start = p;
-			jobs[n].end = cut;
-			jobs[n].b = b;
-			n++;
-			p = cut;
-		}
-	}
-	*out = jobs;
-	return n;
-}
-
-/* Run fn over the jobs, threads at a time. */
-static void run_jobs(void (*fn)(void *), void *jobs, size_t size, size_t n, unsigned threads)
-{
-	size_t done = 0;
-	while (done < n) {
-		size_t now = n - done < threads ? n - done : threads;
-		run_parallel(fn, (char *)jobs + done * size, size, (unsigned)now);
-		done += now;
-	}
-}
-
-static int kv_encode(const struct enc_format *f, struct enc_batch *b)
-{
-	struct kv_job *jobs = NULL;
-	size_t nj, i, run = 0, pos;
-	uint64_t line0 = 0;
-	const struct enc_slice *prev = NULL;
-
-	enc_free_keys(b);
-	if (b->n == 0)
-		return 0;
-	nj = kv_make_jobs(f, b, &jobs);
-	if (nj == 0) {
-		msg_errno(ENOMEM, "cannot parse the input");
-		return CLS_E_FAIL;
-	}
-	run_jobs(kv_count_job, jobs, sizeof *jobs, nj, f->threads);
-	for (i = 0; i < nj; i++) {
-		if (jobs[i].slice != prev) {
-			prev = jobs[i].slice;
-			line0 = prev->first_no;
-		}
-		jobs[i].line0 = line0;
-		jobs[i].first = run;
-		line0 += jobs[i].lines;
-		run += jobs[i].lines;
-	}
-	run_jobs(kv_parse_job, jobs, sizeof *jobs, nj, f->threads);
-	/* The composed keys' blocks are the batch's, freed with it. */
-	for (i = 0; i < nj; i++) {
-		struct enc_block *bl = jobs[i].blocks, *next;
-		for (; bl; bl = next) {
-			next = bl->next;
-			bl->next = b->blocks;
-			b->blocks = bl;
-		}
-		if (jobs[i].nomem) {
-			msg_errno(ENOMEM, "cannot hold the composed keys");
-			free(jobs);
-			return CLS_E_FAIL;
-		}
-	}
-
-	/* Close the gaps skipped lines left, renumbering the indices. */
-	pos = 0;
-	for (i = 0; i < nj; i++) {
-		const struct kv_job *j = &jobs[i];
-		if (j->bad && !f->skip_bad) {
-			const char *p = j->start, *nl;
-			size_t k;
-			for (k = 0; k < j->bad_first; k++)
-				p = memchr(p, f->eol, (size_t)(j->end - p)) + 1;
-			nl = memchr(p, f->eol, (size_t)(j->end - p));
-			kvk_report(f, j->slice->file->name,
-				  j->slice->file->first_line + j->line0 + j->bad_first + 1, p,
-				  nl ? (size_t)(nl - p) : (size_t)(j->end - p), j->bad_why, false);
-			free(jobs);
-			return CLS_E_FAIL;
-		}
-		if (pos != j->first) {
-			size_t k;
-			memmove(b->lines + pos, b->lines + j->first, j->good * sizeof *b->lines);
-			if (f->nkeys)
-				memmove(b->keys + pos, b->keys + j->first, j->good * sizeof *b->keys);
-			for (k = 0; k < j->good; k++) {
-				if (f->kind == WORD64) {
-					put_word(f->kind, b->words, pos + k,
-						 ((uint64_t *)b->words)[j->first + k] >> 32, pos + k);
-				} else {
-					struct word128 *w = b->words;
-					w[pos + k].hi = w[j->first + k].hi;
-					w[pos + k].lo = (w[j->first + k].lo & ~(uint64_t)UINT32_MAX) |
-							(pos + k);
-				}
-			}
-		}
-		pos += j->good;
-		b->skipped += j->bad;
-		b->skipped_fields += j->bad_fields;
-	}
-	b->n = pos;
-	free(jobs);
-	return 0;
 }
 
 void enc_free_keys(struct enc_batch *b)
@@ -616,8 +323,8 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 	struct bin_job *jobs;
 
 	assert(f->fmt == CLS_FMT_BIN);
-	if (per < MIN_JOB_BYTES / f->rec_size)
-		per = MIN_JOB_BYTES / f->rec_size + 1;
+	if (per < ENC_MIN_JOB_BYTES / f->rec_size)
+		per = ENC_MIN_JOB_BYTES / f->rec_size + 1;
 	jobs = calloc(cap, sizeof *jobs);
 	if (!jobs) {
 		msg_errno(ENOMEM, "cannot encode the input");
@@ -656,7 +363,7 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 
 int enc_encode(const struct enc_format *f, struct enc_batch *b)
 {
-	return f->fmt == CLS_FMT_KV ? kv_encode(f, b) : enc_encode_range(f, b, 0, b->n, b->words);
+	return f->fmt == CLS_FMT_KV ? enc_kv_encode(f, b) : enc_encode_range(f, b, 0, b->n, b->words);
 }
 
 /* The last of b's slices that starts at or before record i. */

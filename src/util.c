@@ -358,6 +358,16 @@ void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n)
 	pthread_mutex_unlock(&pool.lock);
 }
 
+void run_jobs(void (*fn)(void *), void *jobs, size_t size, size_t n, unsigned threads)
+{
+	size_t done = 0;
+	while (done < n) {
+		size_t now = n - done < threads ? n - done : threads;
+		run_parallel(fn, (char *)jobs + done * size, size, (unsigned)now);
+		done += now;
+	}
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif

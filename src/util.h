@@ -99,4 +99,8 @@ void touch_read(const void *p, size_t len);
  * elements of size argsize.  The threads are kept for later calls. */
 void run_parallel(void (*fn)(void *), void *args, size_t argsize, unsigned n);
 
+/* Run fn over n jobs (an array of elements of size bytes), threads of
+ * them at a time. */
+void run_jobs(void (*fn)(void *), void *jobs, size_t size, size_t n, unsigned threads);
+
 #endif
