@@ -9,6 +9,7 @@
 
 #include "encode_kv.h"
 #include "kvkey.h"
+#include "lineahead.h"
 #include "strkey.h"
 #include "tie.h"
 #include "util.h"
@@ -140,8 +141,10 @@ int enc_plan_init(struct enc_planner *p, const struct enc_format *f, const struc
 		return CLS_E_FAIL;
 	}
 	for (i = 0; i < in->count; i++) {
-		p->counts[i] = f->fmt == CLS_FMT_BIN ? in->files[i].size / f->rec_size :
-			       count_file_lines(&in->files[i], f->threads, f->eol);
+		if (f->fmt == CLS_FMT_BIN)
+			p->counts[i] = in->files[i].size / f->rec_size;
+		else if (!la_lines(f->ahead, &in->files[i], &p->counts[i]))
+			p->counts[i] = count_file_lines(&in->files[i], f->threads, f->eol);
 		p->total += p->counts[i];
 	}
 	return 0;
@@ -275,6 +278,8 @@ int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b)
 	/* kv lines are parsed a whole run at once, into words and a line
 	 * table, and -u thins a whole run's sorted words; bin records are
 	 * otherwise encoded as the engine takes them. */
+	if (kv && la_adopt(f->ahead, cap, b))
+		return 0;
 	if ((kv || f->unique) && !(b->words = xmalloc(cap * word_size(f->kind), "sort words")))
 		return CLS_E_FAIL;
 	if (kv && !(b->lines = xmalloc(cap * sizeof *b->lines, "line table")))
@@ -295,6 +300,7 @@ void enc_batch_free(struct enc_batch *b)
 	b->lines = NULL;
 	b->keys = NULL;
 	b->slices = NULL;
+	b->parsed = 0;
 }
 
 /* --- bin records ---------------------------------------------------------- */

@@ -18,6 +18,8 @@
 #include "input.h"
 #include "keys.h"
 
+struct line_ahead;
+
 struct enc_format {
 	enum cls_format fmt;
 	const struct key_type *kt;
@@ -38,6 +40,9 @@ struct enc_format {
 	const struct cls_key *keys;	/* kv: several keys, composed into one string */
 	size_t nkeys;			/* key (kvkey.h), str set; else 0 */
 	unsigned threads;
+	/* kv: the single stream's lines parsed while it arrived
+	 * (lineahead.h), or NULL. */
+	struct line_ahead *ahead;
 };
 
 /* Resolve the format from the options; CLS_E_FAIL on a bad combination. */
@@ -84,6 +89,11 @@ struct enc_batch {
 	 * first + count) into dst.  NULL: the slices. */
 	int (*pick)(const void *ctx, size_t first, size_t count, void *dst);
 	const void *pick_ctx;
+	/* kv: lines its words and line table hold already, parsed from
+	 * parsed_at on (a stream's, while it arrived: lineahead.h); the run
+	 * of exactly those lines is not parsed again. */
+	size_t parsed;
+	const unsigned char *parsed_at;
 };
 
 struct enc_planner {

@@ -5,6 +5,7 @@
 #ifndef CLSORT_ENCODE_KV_H
 #define CLSORT_ENCODE_KV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "encode.h"
@@ -19,6 +20,13 @@ size_t enc_kv_count_lines(const char *p, size_t len, char eol);
 /* End of a share of [p, end) about want bytes long: just past the first
  * line end (eol) at or after p + want, or end. */
 const char *enc_kv_cut(const char *p, const char *end, size_t want, char eol);
+
+/* Parse the count lines of [start, end) into b's words and line table,
+ * from index first on, as enc_kv_encode does for lines of one key that is
+ * not composed (f->nkeys 0) without --skip-bad.  False at a line without
+ * a key, where it stops. */
+bool enc_kv_parse(const struct enc_format *f, struct enc_batch *b, const char *start,
+		  const char *end, size_t first, size_t count);
 
 /* enc_encode of a kv run. */
 int enc_kv_encode(const struct enc_format *f, struct enc_batch *b);

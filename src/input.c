@@ -355,6 +355,13 @@ static int start_stream(struct in_file *f, int fd, unsigned char *buf, size_t ca
 	return 0;
 }
 
+/* Tell watch (may be NULL) that the stream's bytes leave its region. */
+static void leave(const struct in_watch *watch)
+{
+	if (watch && watch->leave)
+		watch->leave(watch->ctx);
+}
+
 /* A stream: read into a region of memory bytes reserved up front (pages
  * taken as they fill, huge ones where the system gives them: no copies as
  * it grows, a few page faults); past memory bytes, the region goes to an
@@ -384,6 +391,8 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		if (len == cap) {
 			/* Every page is taken: the region is used again. */
 			prefault_tell(&pf, len, true);
+			if (tfd < 0)
+				leave(watch);
 			if (tfd < 0 && (tfd = tmp_create(tmpdir)) < 0)
 				goto fail;
 			if (write_full(tfd, buf, len)) {
@@ -406,6 +415,7 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			runs = false;
 			if ((double)len <= watch->run_rate * (now_sec() - t0)) {
 				prefault_tell(&pf, len, true);
+				leave(watch);
 				return start_stream(f, fd, buf, cap, len, watch);
 			}
 		}
@@ -436,6 +446,8 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 	return 0;
 fail:
 	prefault_tell(&pf, len, true);
+	if (tfd < 0)
+		leave(watch);
 	if (buf)
 		munmap(buf, cap);
 	if (tfd >= 0)

@@ -38,6 +38,10 @@ struct in_watch {
 	 * delivered (not once it outgrows the memory it is read into).  It
 	 * too must return at once.  May be NULL. */
 	void (*grow)(void *ctx, uint64_t bytes);
+	/* Before the stream's bytes leave the memory they were read into
+	 * (to a temporary file, to the reader of its runs, or freed at an
+	 * error): nothing may read them once it returns.  May be NULL. */
+	void (*leave)(void *ctx);
 	void *ctx;
 	/* Not 0: a single input that is a stream, delivers more than
 	 * run_bytes, and no more than run_rate bytes a second meanwhile, is

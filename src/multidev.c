@@ -372,6 +372,8 @@ int md_sort(const struct md_devices *d, const struct cls_opts *o, const struct e
 		j->o.threads = threads;
 		j->f = *f;
 		j->f.threads = threads;
+		/* A stream's lines parsed ahead are for one sort of all. */
+		j->f.ahead = NULL;
 		j->gate = &gate;
 		j->cut = &cut;
 		j->tmp = -1;

@@ -12,6 +12,7 @@
 #include "device.h"
 #include "encode.h"
 #include "input.h"
+#include "lineahead.h"
 #include "merge.h"
 #include "multidev.h"
 #include "npy.h"
@@ -163,6 +164,8 @@ static int open_input(const struct cls_opts *o, struct cls_input *ci, const stru
 	if (rc == 0)
 		rc = enc_validate(&ci->f, &ci->in);
 	if (rc) {
+		if (watch && watch->leave)
+			watch->leave(watch->ctx);
 		cls_close_input(ci);
 		return rc;
 	}
@@ -181,30 +184,42 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 /* A stream has delivered its first IN_WATCH_BYTES: where the sort of that
  * many records would already run on an OpenCL device, the device is
  * opened while the rest is read (opening NVIDIA's takes a few tenths of
- * a second), the sort taking it once the input is complete. */
+ * a second), the sort taking it once the input is complete; and kv lines
+ * are parsed as they come (lineahead.h). */
 struct ahead {
 	const struct cls_opts *o;
 	const struct enc_format *f;
 	struct out_writer *out;
+	struct line_ahead *lines;
 };
 
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 {
-	const struct ahead *a = ctx;
+	struct ahead *a = ctx;
 	const char *spec = runs_device(a->o, a->f, enc_count_records(a->f, data, len));
 
 	if (spec)
 		dev_open_ahead(spec, a->o->verbose > 0);
+	if (!a->lines && !a->o->header && la_applies(a->f))
+		a->lines = la_start(a->f, data, len, a->o->memory_bytes / 2, runs_index_limit());
 }
 
 /* The stream has delivered bytes: where the sort will map the output
  * (and no header line goes before it), its room is taken meanwhile. */
-static void grow_output(void *ctx, uint64_t bytes)
+static void stream_grew(void *ctx, uint64_t bytes)
 {
 	const struct ahead *a = ctx;
 
 	if (!a->o->header && runs_grows_output(a->f, a->out))
 		out_grow(a->out, runs_output_bytes(a->f, bytes, 1));
+	la_grow(a->lines, bytes);
+}
+
+static void stream_leaves(void *ctx)
+{
+	const struct ahead *a = ctx;
+
+	la_stop(a->lines);
 }
 
 void cls_close_input(struct cls_input *ci)
@@ -295,8 +310,9 @@ int cls_run(const struct cls_opts *o)
 	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
-	struct ahead ahead = { o, &ci.f, &out };
-	const struct in_watch watch = { open_ahead, grow_output, &ahead, 0, 0 };
+	struct ahead ahead = { o, &ci.f, &out, NULL };
+	const struct in_watch watch = { .large = open_ahead, .grow = stream_grew,
+					.leave = stream_leaves, .ctx = &ahead };
 	const double t0 = now_sec();
 	int rc;
 
@@ -319,6 +335,8 @@ int cls_run(const struct cls_opts *o)
 		}
 		goto out;
 	}
+	if (rc == 0 && !ci.in.files[0].stream)
+		ci.f.ahead = ahead.lines;
 	if (rc == 0 && !o->merge)
 		rc = md_devices(&devs, o);
 	if (rc == 0) {
@@ -348,6 +366,7 @@ out:
 	md_devices_free(&devs);
 	dev_ahead_done();
 	prog_end();
+	la_free(ahead.lines);
 	cls_close_input(&ci);
 	return rc;
 }

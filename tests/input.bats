@@ -315,3 +315,74 @@ stream_same_as_file() {
   [ "$status" -eq 130 ] || fail "status $status: $(cat "$T/err")"
   [ ! -s "$T/file" ] || fail "$(stat -c %s "$T/file") bytes left"
 }
+
+# --- kv lines parsed while their stream arrives ------------------------------
+
+# lines_ahead_same IN ARGS...: a pipe of IN on 4 threads gives the file's
+# bytes, its lines parsed while it arrived.
+lines_ahead_same() {
+  local in=$1
+  shift
+  "$CLSORT" -d host "$@" "$in" > "$T/want" || fail "clsort $* $in failed"
+  cat "$in" | "$CLSORT" -d host --parallel 4 -vv "$@" > "$T/got" 2> "$T/err" ||
+    fail "clsort $* from a pipe failed: $(cat "$T/err")"
+  cmp "$T/want" "$T/got" || fail "clsort $*: the pipe's sort differs from the file's"
+  grep -q 'lines parsed while the stream arrived' "$T/err" ||
+    fail "clsort $*: the lines were not parsed ahead: $(cat "$T/err")"
+}
+
+@test "kv lines parsed while their stream arrives give the file's bytes" {
+  # About 27 MB: several chunks, and room for the lines grown twice.
+  "$REFSORT" gen-kv 1200000 45 > "$T/kv"
+  lines_ahead_same "$T/kv" -f kv
+  lines_ahead_same "$T/kv" -f kv -r -s
+  lines_ahead_same "$T/kv" -f kv -k str
+  # The last line without its line end; lines ended by NUL.
+  head -c -1 "$T/kv" > "$T/cut"
+  lines_ahead_same "$T/cut" -f kv
+  tr '\n' '\0' < "$T/kv" > "$T/z"
+  lines_ahead_same "$T/z" -f kv -z
+  # On the device, whose run takes the words and line table.
+  lines_ahead_same "$T/kv" -f kv "${DEV[@]}"
+}
+
+@test "kv lines parsed ahead: a bad line, too many lines for a run, a header, a stream that leaves memory" {
+  "$REFSORT" gen-kv 1200000 46 > "$T/kv"
+  # A line without a key late in the stream: named as in the file.
+  sed '1100000s/^[0-9]*:/x:/' "$T/kv" > "$T/bad"
+  run --separate-stderr bash -c "cat '$T/bad' | '$CLSORT' -d host --parallel 4 -vv -f kv -o '$T/got'"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"clsort: -:1100000: "* ]] || fail "$stderr"
+  [[ "$stderr" == *"lines parsed again after the stream: a line without a key"* ]] || fail "$stderr"
+  [ ! -e "$T/got" ]
+  # More lines than a run's index holds: runs, the lines parsed again.
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  cat "$T/kv" | CLSORT_INDEX_BITS=20 "$CLSORT" -d host --parallel 4 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'lines parsed again after the stream' "$T/err" || fail "$(cat "$T/err")"
+  # A header line goes first: not parsed ahead.
+  { echo 'key:value'; cat "$T/kv"; } > "$T/head"
+  "$CLSORT" -d host -f kv --header "$T/head" > "$T/want"
+  cat "$T/head" | "$CLSORT" -d host --parallel 4 -vv -f kv --header > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'lines parsed' "$T/err" || fail "$(cat "$T/err")"
+  # Past --memory the stream's region goes to a temporary file, and past
+  # CLSORT_STREAM_RUN to the sort of its runs: the parse stops first.
+  # (Lines of 80 bytes: the lines of 30 MB fit half of --memory 30M.)
+  sed 's/$/:padding-padding-padding-padding-padding-padding-padding/' "$T/kv" > "$T/long"
+  "$CLSORT" -d host -f kv "$T/long" > "$T/want"
+  cat "$T/long" | "$CLSORT" -d host --parallel 4 -vv -f kv --memory 30M -T "$T" > "$T/got" \
+    2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'lines parsed ahead: stopped after' "$T/err" || fail "$(cat "$T/err")"
+  cat "$T/long" | CLSORT_STREAM_RUN=$((12 << 20)) CLSORT_STREAM_RATE=1e15 "$CLSORT" -d host \
+    --parallel 4 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'while it is read' "$T/err" || fail "not in runs: $(cat "$T/err")"
+  grep -q 'lines parsed ahead: stopped after' "$T/err" || fail "$(cat "$T/err")"
+  # On 2 threads, none.
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  cat "$T/kv" | "$CLSORT" -d host --parallel 2 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'lines parsed' "$T/err" || fail "$(cat "$T/err")"
+}

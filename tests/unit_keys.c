@@ -1,4 +1,5 @@
-/* Unit tests of the key types (keys.h) and of parse_size (util.h). */
+/* Unit tests of the key types (keys.h), of counting lines (encode_kv.h)
+ * and of parse_size (util.h). */
 #include "config.h"
 
 #include <math.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encode_kv.h"
 #include "keys.h"
 #include "util.h"
 #include "tap.h"
@@ -608,8 +610,41 @@ static void test_parse_size(void)
 	}
 }
 
+/* enc_kv_count_lines against a byte at a time, at every length to 70 and
+ * alignment to 7, bytes near the line end's value and its top bit. */
+static void test_count_lines(void)
+{
+	static const unsigned char pool[] = { '\n', 0, 0x0b, 0x09, 0x8a, 0x80, 0xff, 'a', 0x7f, 0x01 };
+	char buf[80];
+	unsigned seed = 7, bad = 0, cases = 0;
+	int eol, len, at, round;
+
+	for (eol = 0; eol < 2; eol++) {
+		const char e = eol ? '\n' : '\0';
+		for (round = 0; round < 40; round++) {
+			for (at = 0; at < 8; at++) {
+				for (len = 0; len + at <= 78; len++) {
+					size_t want = 0;
+					int i;
+					for (i = 0; i < len; i++) {
+						seed = seed * 1103515245u + 12345u;
+						buf[at + i] = (char)pool[(seed >> 16) % (round % 2 ? 3 : sizeof pool)];
+						want += buf[at + i] == e;
+					}
+					want += len && buf[at + len - 1] != e;
+					cases++;
+					bad += enc_kv_count_lines(buf + at, (size_t)len, e) != want;
+				}
+			}
+		}
+	}
+	ok(bad == 0, "enc_kv_count_lines agrees with a byte at a time in %u cases (%u differ)", cases,
+	   bad);
+}
+
 int main(void)
 {
+	test_count_lines();
 	test_table();
 	test_integer_parse();
 	test_float_parse();
