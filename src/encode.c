@@ -291,8 +291,10 @@ int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b)
 
 void enc_batch_free(struct enc_batch *b)
 {
-	free(b->words);
-	free(b->lines);
+	if (!b->lent) {
+		free(b->words);
+		free(b->lines);
+	}
 	free(b->keys);
 	enc_free_keys(b);
 	free(b->slices);
@@ -301,6 +303,7 @@ void enc_batch_free(struct enc_batch *b)
 	b->keys = NULL;
 	b->slices = NULL;
 	b->parsed = 0;
+	b->lent = false;
 }
 
 /* --- bin records ---------------------------------------------------------- */

@@ -94,6 +94,7 @@ struct enc_batch {
 	 * of exactly those lines is not parsed again. */
 	size_t parsed;
 	const unsigned char *parsed_at;
+	bool lent;		/* words and lines are that parse's, which frees them */
 };
 
 struct enc_planner {

@@ -5,6 +5,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "kvkey.h"
 #include "strkey.h"
@@ -14,19 +17,21 @@
  * line. */
 size_t enc_kv_count_lines(const char *p, size_t len, char eol)
 {
-	/* Eight bytes at a time: a byte of x is zero where it was eol, and
-	 * each zero byte leaves its top bit in z. */
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	const uint64_t e = ones * (unsigned char)eol;
 	size_t i = 0, n = 0;
+#ifdef __SSE2__
+	/* Sixteen bytes at a time: each line end adds one to its byte's
+	 * counter, the counters summed before any can reach 256. */
+	const __m128i e = _mm_set1_epi8(eol), zero = _mm_setzero_si128();
 
-	for (; i + 8 <= len; i += 8) {
-		uint64_t x, z;
-		memcpy(&x, p + i, 8);
-		x ^= e;
-		z = ~(((x & ~high) + ~high) | x) & high;
-		n += (size_t)__builtin_popcountll(z);
+	while (i + 16 <= len) {
+		__m128i acc = zero, sums;
+		size_t k;
+		for (k = 0; k < 255 && i + 16 <= len; k++, i += 16)
+			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), e));
+		sums = _mm_sad_epu8(acc, zero);
+		n += (size_t)_mm_cvtsi128_si64(sums) + (size_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
 	}
+#endif
 	for (; i < len; i++)
 		n += p[i] == eol;
 	return n + (len && p[len - 1] != eol);

@@ -2,8 +2,10 @@
 #include "lineahead.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "encode_kv.h"
 #include "util.h"
@@ -11,11 +13,11 @@
 /* Bytes of a chunk at the least (it ends at the first line end past
  * them): a few milliseconds of one thread's parse. */
 #define CHUNK ((size_t)4 << 20)
-/* Threads that parse chunks, at the most, and one for every this many of
- * the sort's: the stream's reader and writer, the output's room and the
- * device's start take others meanwhile. */
+/* Threads that parse chunks: half the sort's less one, at the most
+ * PARSERS_MAX (on 16 threads, 7 kept up with a pipe of 2 GB/s); the
+ * stream's reader and writer, the output's room and the device's start
+ * take others meanwhile. */
 #define PARSERS_MAX 8
-#define THREADS_PER_PARSER 4
 
 struct chunk {
 	const char *start, *end;
@@ -26,16 +28,23 @@ struct chunk {
 struct line_ahead {
 	const struct enc_format *f;
 	const char *data;
-	uint64_t memory, max_lines;
 	pthread_mutex_t lock;
-	pthread_cond_t change;	/* bytes came, the stream ended, chunks were
-				 * counted or parsed, or stop was set */
-	uint64_t avail;		/* bytes delivered */
+	pthread_cond_t change;	/* chunks were counted or parsed, the stream
+				 * ended, or stop was set */
+	pthread_cond_t bytes;	/* for the counter: bytes came (where it
+				 * waits), the stream ended, or stop was set */
+	/* Bytes delivered, and whether the counter waits for more: told
+	 * without the lock, so that the reader never waits for it. */
+	_Atomic uint64_t avail;
+	atomic_bool waiting;
 	uint64_t size;		/* once ended: the stream's length */
 	bool ended, stop, failed, counted, adopted;
 	double t_after;		/* seconds from the stream's end to the last line parsed */
-	struct enc_batch b;	/* words and line table for cap lines */
-	size_t cap;
+	double t_count, t_parse;	/* seconds counting, and parsing (all threads') */
+	/* Words and line table for cap lines: regions reserved whole, whose
+	 * pages are taken as the lines fill them (they never move). */
+	struct enc_batch b;
+	size_t cap, words_bytes, lines_bytes;
 	struct chunk *q;	/* chunks counted, in order */
 	size_t nq, qcap;
 	size_t next;		/* the next chunk to parse */
@@ -50,39 +59,26 @@ struct line_ahead {
 
 bool la_applies(const struct enc_format *f)
 {
-	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->skip_bad && !f->unique &&
-	       f->threads >= THREADS_PER_PARSER;
+	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->skip_bad && !f->unique && f->threads >= 4;
 }
 
-/* Room in a's words and table for want lines, grown by doubling: with the
- * lock held and no chunk being parsed (the arrays may move).  False
- * (failed set) past the memory or the index a run allows. */
-static bool room_for(struct line_ahead *a, size_t want)
+static unsigned parsers_for(const struct enc_format *f)
 {
-	const size_t ws = word_size(a->f->kind), per = ws + sizeof(struct kv_line);
-	size_t cap = a->cap ? a->cap : 1;
-	void *w, *l;
+	const unsigned n = f->threads / 2 - 1;
+	return n > PARSERS_MAX ? PARSERS_MAX : n;
+}
 
-	while (cap < want)
-		cap *= 2;
-	if (cap == a->cap)
-		return true;
-	if (want > a->max_lines || (uint64_t)want * per > a->memory)
-		return false;
-	if ((uint64_t)cap * per > a->memory)
-		cap = (size_t)(a->memory / per);
-	while (a->busy)
-		pthread_cond_wait(&a->change, &a->lock);
-	if (!(w = realloc(a->b.words, cap * ws)))
-		return false;
-	a->b.words = w;
-	if (!(l = realloc(a->b.lines, cap * sizeof(struct kv_line))))
-		return false;
-	a->b.lines = l;
-	mem_huge(a->b.words, cap * ws);
-	mem_huge(a->b.lines, cap * sizeof(struct kv_line));
-	a->cap = cap;
-	return true;
+/* A region of bytes of memory reserved, its pages taken on first use
+ * (huge ones where the system gives them); NULL where it cannot be had. */
+static void *reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	mem_huge(p, bytes);
+	return p;
 }
 
 /* The end of the chunk that starts at a->at, with the lock held: past the
@@ -91,7 +87,7 @@ static bool room_for(struct line_ahead *a, size_t want)
 static const char *chunk_end(const struct line_ahead *a)
 {
 	const char *p = a->data + a->at, *nl;
-	const uint64_t have = (a->ended ? a->size : a->avail) - a->at;
+	const uint64_t have = (a->ended ? a->size : atomic_load(&a->avail)) - a->at;
 
 	if (have <= CHUNK)
 		return a->ended ? p + have : NULL;
@@ -107,15 +103,25 @@ static void *count_main(void *arg)
 	pthread_mutex_lock(&a->lock);
 	while (!a->stop && !a->failed && !(a->ended && a->at == a->size)) {
 		const char *p = a->data + a->at, *end = chunk_end(a);
+		double t0;
 		size_t n;
 
 		if (!end) {
-			pthread_cond_wait(&a->change, &a->lock);
+			/* la_grow wakes it only where it sees it waiting,
+			 * after the bytes it tells of: looked at again once
+			 * it says so. */
+			atomic_store(&a->waiting, true);
+			if (!chunk_end(a))
+				pthread_cond_wait(&a->bytes, &a->lock);
+			atomic_store(&a->waiting, false);
 			continue;
 		}
 		pthread_mutex_unlock(&a->lock);
+		t0 = now_sec();
 		n = enc_kv_count_lines(p, (size_t)(end - p), a->f->eol);
+		t0 = now_sec() - t0;
 		pthread_mutex_lock(&a->lock);
+		a->t_count += t0;
 		if (a->nq == a->qcap) {
 			const size_t qcap = a->qcap ? 2 * a->qcap : 256;
 			struct chunk *q = realloc(a->q, qcap * sizeof *q);
@@ -126,7 +132,7 @@ static void *count_main(void *arg)
 			a->q = q;
 			a->qcap = qcap;
 		}
-		if (!room_for(a, a->lines + n)) {
+		if (a->lines + n > a->cap) {
 			a->failed = true;
 			break;
 		}
@@ -149,6 +155,7 @@ static void *parse_main(void *arg)
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		struct chunk c;
+		double t0;
 		bool ok;
 
 		if (a->stop || a->failed || (a->counted && a->next == a->nq))
@@ -160,8 +167,11 @@ static void *parse_main(void *arg)
 		c = a->q[a->next++];
 		a->busy++;
 		pthread_mutex_unlock(&a->lock);
+		t0 = now_sec();
 		ok = enc_kv_parse(a->f, &a->b, c.start, c.end, c.first, c.lines);
+		t0 = now_sec() - t0;
 		pthread_mutex_lock(&a->lock);
+		a->t_parse += t0;
 		a->busy--;
 		a->parsed++;
 		if (!ok)
@@ -189,28 +199,28 @@ struct line_ahead *la_start(const struct enc_format *f, const unsigned char *dat
 			    uint64_t memory, uint64_t max_lines)
 {
 	struct line_ahead *a = calloc(1, sizeof *a);
-	unsigned want = f->threads / THREADS_PER_PARSER, i;
+	const size_t ws = word_size(f->kind);
+	const unsigned want = parsers_for(f);
+	uint64_t cap = memory / (ws + sizeof(struct kv_line));
+	unsigned i;
 
 	if (!a)
 		return NULL;
 	a->f = f;
 	a->data = (const char *)data;
-	a->memory = memory;
-	a->max_lines = max_lines;
 	a->avail = len;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->change, NULL);
-	pthread_mutex_lock(&a->lock);
-	/* Room for the lines of about twice the bytes come so far. */
-	if (!room_for(a, 2 * enc_kv_count_lines(a->data, len, f->eol) + 1)) {
-		pthread_mutex_unlock(&a->lock);
+	pthread_cond_init(&a->bytes, NULL);
+	a->cap = (size_t)(cap < max_lines ? cap : max_lines);
+	a->words_bytes = a->cap * ws;
+	a->lines_bytes = a->cap * sizeof(struct kv_line);
+	if (!a->cap || !(a->b.words = reserve(a->words_bytes)) ||
+	    !(a->b.lines = reserve(a->lines_bytes))) {
 		la_free(a);
 		return NULL;
 	}
-	pthread_mutex_unlock(&a->lock);
 	a->counter_running = pthread_create(&a->counter, NULL, count_main, a) == 0;
-	if (want > PARSERS_MAX)
-		want = PARSERS_MAX;
 	for (i = 0; a->counter_running && i < want; i++) {
 		if (pthread_create(&a->parsers[a->nparsers], NULL, parse_main, a))
 			break;
@@ -228,12 +238,12 @@ void la_grow(struct line_ahead *a, uint64_t bytes)
 {
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	if (!a->stop && !a->ended && bytes > a->avail) {
-		a->avail = bytes;
-		pthread_cond_broadcast(&a->change);
+	atomic_store(&a->avail, bytes);
+	if (atomic_load(&a->waiting)) {
+		pthread_mutex_lock(&a->lock);
+		pthread_cond_broadcast(&a->bytes);
+		pthread_mutex_unlock(&a->lock);
 	}
-	pthread_mutex_unlock(&a->lock);
 }
 
 void la_stop(struct line_ahead *a)
@@ -243,6 +253,7 @@ void la_stop(struct line_ahead *a)
 	pthread_mutex_lock(&a->lock);
 	a->stop = true;
 	pthread_cond_broadcast(&a->change);
+	pthread_cond_broadcast(&a->bytes);
 	pthread_mutex_unlock(&a->lock);
 	join_all(a);
 }
@@ -259,8 +270,12 @@ bool la_lines(struct line_ahead *a, const struct in_file *file, uint64_t *lines)
 		a->ended = true;
 		a->size = file->size;
 		pthread_cond_broadcast(&a->change);
+		pthread_cond_broadcast(&a->bytes);
 	}
 	pthread_mutex_unlock(&a->lock);
+	/* The stream has ended: this thread parses what is left too. */
+	if (a->nparsers)
+		parse_main(a);
 	join_all(a);
 	a->t_after = now_sec() - t0;
 	ok = a->ended && !a->stop && !a->failed && a->counted && a->at == a->size &&
@@ -278,10 +293,9 @@ bool la_adopt(struct line_ahead *a, size_t cap, struct enc_batch *b)
 	a->adopted = true;
 	b->words = a->b.words;
 	b->lines = a->b.lines;
+	b->lent = true;
 	b->parsed = a->lines;
 	b->parsed_at = (const unsigned char *)a->data;
-	a->b.words = NULL;
-	a->b.lines = NULL;
 	return true;
 }
 
@@ -292,8 +306,9 @@ void la_free(struct line_ahead *a)
 	la_stop(a);
 	if (a->adopted)
 		msg_info(2, "%zu lines parsed while the stream arrived (%zu chunks, %u parsing "
-			 "thread%s), the last %.3f s after its end", a->lines, a->nq, a->started,
-			 a->started == 1 ? "" : "s", a->t_after);
+			 "thread%s), the last %.3f s after its end; counting %.3f s, parsing %.3f "
+			 "thread seconds", a->lines, a->nq, a->started, a->started == 1 ? "" : "s",
+			 a->t_after, a->t_count, a->t_parse);
 	else if (a->ended)
 		msg_info(2, "lines parsed again after the stream: %s",
 			 a->failed ? "a line without a key, or too many for one run's memory" :
@@ -301,10 +316,13 @@ void la_free(struct line_ahead *a)
 	else if (a->stop)
 		msg_info(2, "lines parsed ahead: stopped after %llu bytes, where the stream left "
 			 "its memory", (unsigned long long)a->at);
-	free(a->b.words);
-	free(a->b.lines);
+	if (a->b.words)
+		munmap(a->b.words, a->words_bytes);
+	if (a->b.lines)
+		munmap(a->b.lines, a->lines_bytes);
 	free(a->q);
 	pthread_mutex_destroy(&a->lock);
 	pthread_cond_destroy(&a->change);
+	pthread_cond_destroy(&a->bytes);
 	free(a);
 }

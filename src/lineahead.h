@@ -26,8 +26,9 @@ bool la_applies(const struct enc_format *f);
 
 /* Start parsing the lines of the stream being read into data, which has
  * len bytes so far, its words and line table taking at most memory bytes
- * and max_lines lines.  NULL where the threads cannot start (nothing is
- * said: the lines are parsed as usual). */
+ * (reserved, taken as lines come) and max_lines lines.  NULL where the
+ * memory cannot be reserved or the threads cannot start (nothing is said:
+ * the lines are parsed as usual). */
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
 			    uint64_t memory, uint64_t max_lines);
 
@@ -44,10 +45,10 @@ void la_stop(struct line_ahead *a);
  * does not hold the file's lines (then they are counted as usual). */
 bool la_lines(struct line_ahead *a, const struct in_file *file, uint64_t *lines);
 
-/* Give b the words and line table of the whole file where la_lines said
+/* Lend b the words and line table of the whole file where la_lines said
  * it holds them and they are exactly a run's cap lines: b's run that
  * holds them all is then not parsed again (enc_encode), and a later run
- * (of another input) fits them.  Once. */
+ * (of another input) fits them.  Once; la_free releases them, after b. */
 bool la_adopt(struct line_ahead *a, size_t cap, struct enc_batch *b);
 
 /* Stop, then release all that a holds but what a batch adopted; a may be
