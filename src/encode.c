@@ -278,8 +278,6 @@ int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b)
 	/* kv lines are parsed a whole run at once, into words and a line
 	 * table, and -u thins a whole run's sorted words; bin records are
 	 * otherwise encoded as the engine takes them. */
-	if (kv && la_adopt(f->ahead, cap, b))
-		return 0;
 	if ((kv || f->unique) && !(b->words = xmalloc(cap * word_size(f->kind), "sort words")))
 		return CLS_E_FAIL;
 	if (kv && !(b->lines = xmalloc(cap * sizeof *b->lines, "line table")))

@@ -13,11 +13,12 @@
 /* Bytes of a chunk at the least (it ends at the first line end past
  * them): a few milliseconds of one thread's parse. */
 #define CHUNK ((size_t)4 << 20)
-/* Threads that parse chunks: half the sort's less one, at the most
- * PARSERS_MAX (on 16 threads, 7 kept up with a pipe of 2 GB/s); the
- * stream's reader and writer, the output's room and the device's start
- * take others meanwhile. */
-#define PARSERS_MAX 8
+/* Threads that parse chunks of a stream: half the sort's less one, at the
+ * most STREAM_PARSERS (on 16 threads, 7 kept up with a pipe of 2 GB/s);
+ * the stream's reader and writer, the output's room and the device's
+ * start take others meanwhile.  A whole input's: all but the counter. */
+#define STREAM_PARSERS 8
+#define PARSERS_MAX 64
 
 struct chunk {
 	const char *start, *end;
@@ -38,8 +39,11 @@ struct line_ahead {
 	_Atomic uint64_t avail;
 	atomic_bool waiting;
 	uint64_t size;		/* once ended: the stream's length */
-	bool ended, stop, failed, counted, adopted;
-	double t_after;		/* seconds from the stream's end to the last line parsed */
+	bool whole;		/* the input was whole from the start (a file) */
+	bool ended, stop, failed, counted, joined, adopted;
+	double t_ended;		/* when the input ended */
+	double t_after;		/* seconds from then to the last line parsed */
+	double t_wait;		/* of them, seconds la_adopt waited */
 	double t_count, t_parse;	/* seconds counting, and parsing (all threads') */
 	/* Words and line table for cap lines: regions reserved whole, whose
 	 * pages are taken as the lines fill them (they never move). */
@@ -48,7 +52,6 @@ struct line_ahead {
 	struct chunk *q;	/* chunks counted, in order */
 	size_t nq, qcap;
 	size_t next;		/* the next chunk to parse */
-	size_t busy;		/* chunks being parsed */
 	size_t parsed;		/* chunks parsed */
 	size_t lines;		/* lines counted */
 	uint64_t at;		/* bytes counted */
@@ -62,10 +65,11 @@ bool la_applies(const struct enc_format *f)
 	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->skip_bad && !f->unique && f->threads >= 4;
 }
 
-static unsigned parsers_for(const struct enc_format *f)
+static unsigned parsers_for(const struct enc_format *f, bool whole)
 {
-	const unsigned n = f->threads / 2 - 1;
-	return n > PARSERS_MAX ? PARSERS_MAX : n;
+	const unsigned n = whole ? f->threads - 1 : f->threads / 2 - 1;
+	const unsigned most = whole ? PARSERS_MAX : STREAM_PARSERS;
+	return n > most ? most : n;
 }
 
 /* A region of bytes of memory reserved, its pages taken on first use
@@ -79,6 +83,17 @@ static void *reserve(size_t bytes)
 		return NULL;
 	mem_huge(p, bytes);
 	return p;
+}
+
+/* Release a's words and line table. */
+static void unreserve(struct line_ahead *a)
+{
+	if (a->b.words)
+		munmap(a->b.words, a->words_bytes);
+	if (a->b.lines)
+		munmap(a->b.lines, a->lines_bytes);
+	a->b.words = NULL;
+	a->b.lines = NULL;
 }
 
 /* The end of the chunk that starts at a->at, with the lock held: past the
@@ -165,14 +180,12 @@ static void *parse_main(void *arg)
 			continue;
 		}
 		c = a->q[a->next++];
-		a->busy++;
 		pthread_mutex_unlock(&a->lock);
 		t0 = now_sec();
 		ok = enc_kv_parse(a->f, &a->b, c.start, c.end, c.first, c.lines);
 		t0 = now_sec() - t0;
 		pthread_mutex_lock(&a->lock);
 		a->t_parse += t0;
-		a->busy--;
 		a->parsed++;
 		if (!ok)
 			a->failed = true;
@@ -195,12 +208,22 @@ static void join_all(struct line_ahead *a)
 	a->nparsers = 0;
 }
 
+/* The input has ended at size bytes, with the lock held. */
+static void end_at(struct line_ahead *a, uint64_t size)
+{
+	a->ended = true;
+	a->size = size;
+	a->t_ended = now_sec();
+	pthread_cond_broadcast(&a->change);
+	pthread_cond_broadcast(&a->bytes);
+}
+
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    uint64_t memory, uint64_t max_lines)
+			    bool whole, uint64_t memory, uint64_t max_lines)
 {
 	struct line_ahead *a = calloc(1, sizeof *a);
 	const size_t ws = word_size(f->kind);
-	const unsigned want = parsers_for(f);
+	const unsigned want = parsers_for(f, whole);
 	uint64_t cap = memory / (ws + sizeof(struct kv_line));
 	unsigned i;
 
@@ -209,9 +232,12 @@ struct line_ahead *la_start(const struct enc_format *f, const unsigned char *dat
 	a->f = f;
 	a->data = (const char *)data;
 	a->avail = len;
+	a->whole = whole;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->change, NULL);
 	pthread_cond_init(&a->bytes, NULL);
+	if (whole)
+		end_at(a, len);
 	a->cap = (size_t)(cap < max_lines ? cap : max_lines);
 	a->words_bytes = a->cap * ws;
 	a->lines_bytes = a->cap * sizeof(struct kv_line);
@@ -258,37 +284,61 @@ void la_stop(struct line_ahead *a)
 	join_all(a);
 }
 
+/* Whether a holds file's lines: the bytes it parses are the file's. */
+static bool holds(const struct line_ahead *a, const struct in_file *file)
+{
+	return a && !file->stream && (const char *)file->data == a->data &&
+	       (!a->ended || a->size == file->size);
+}
+
 bool la_lines(struct line_ahead *a, const struct in_file *file, uint64_t *lines)
 {
-	const double t0 = now_sec();
 	bool ok;
 
-	if (!a || file->stream || (const char *)file->data != a->data)
+	if (!holds(a, file))
 		return false;
 	pthread_mutex_lock(&a->lock);
-	if (!a->ended && !a->stop) {
-		a->ended = true;
-		a->size = file->size;
-		pthread_cond_broadcast(&a->change);
-		pthread_cond_broadcast(&a->bytes);
-	}
-	pthread_mutex_unlock(&a->lock);
-	/* The stream has ended: this thread parses what is left too. */
-	if (a->nparsers)
-		parse_main(a);
-	join_all(a);
-	a->t_after = now_sec() - t0;
-	ok = a->ended && !a->stop && !a->failed && a->counted && a->at == a->size &&
-	     a->parsed == a->nq;
+	if (!a->ended && !a->stop)
+		end_at(a, file->size);
+	while (!a->counted)
+		pthread_cond_wait(&a->change, &a->lock);
+	ok = !a->stop && !a->failed && a->at == a->size;
 	if (ok)
 		*lines = a->lines;
+	pthread_mutex_unlock(&a->lock);
 	return ok;
 }
 
-bool la_adopt(struct line_ahead *a, size_t cap, struct enc_batch *b)
+bool la_adopt(struct line_ahead *a, const struct in_file *file, size_t cap, struct enc_batch *b)
 {
-	if (!a || a->adopted || !a->ended || a->stop || a->failed || a->lines != cap ||
-	    a->parsed != a->nq || a->at != a->size)
+	double t0;
+
+	if (!holds(a, file) || a->adopted || a->stop)
+		return false;
+	pthread_mutex_lock(&a->lock);
+	if (!a->ended)
+		end_at(a, file->size);
+	while (!a->counted)
+		pthread_cond_wait(&a->change, &a->lock);
+	/* Not one run's lines: the parse stops, and its memory goes. */
+	if (a->failed || a->lines != cap) {
+		pthread_mutex_unlock(&a->lock);
+		la_stop(a);
+		unreserve(a);
+		return false;
+	}
+	pthread_mutex_unlock(&a->lock);
+	/* What is left is parsed on this thread too. */
+	t0 = now_sec();
+	if (a->nparsers)
+		parse_main(a);
+	join_all(a);
+	if (!a->joined) {
+		a->joined = true;
+		a->t_wait = now_sec() - t0;
+		a->t_after = now_sec() - a->t_ended;
+	}
+	if (a->failed || a->lines != cap || a->parsed != a->nq || a->at != a->size)
 		return false;
 	a->adopted = true;
 	b->words = a->b.words;
@@ -305,21 +355,20 @@ void la_free(struct line_ahead *a)
 		return;
 	la_stop(a);
 	if (a->adopted)
-		msg_info(2, "%zu lines parsed while the stream arrived (%zu chunks, %u parsing "
-			 "thread%s), the last %.3f s after its end; counting %.3f s, parsing %.3f "
-			 "thread seconds", a->lines, a->nq, a->started, a->started == 1 ? "" : "s",
-			 a->t_after, a->t_count, a->t_parse);
+		msg_info(2, "%zu lines parsed %s (%zu chunks, %u parsing thread%s), %s %.3f s, the "
+			 "sort waiting %.3f s for them; counting %.3f s, parsing %.3f thread seconds",
+			 a->lines, a->whole ? "while the device started" : "while the stream arrived",
+			 a->nq, a->started, a->started == 1 ? "" : "s",
+			 a->whole ? "all in" : "the last after its end in", a->t_after, a->t_wait,
+			 a->t_count, a->t_parse);
 	else if (a->ended)
-		msg_info(2, "lines parsed again after the stream: %s",
-			 a->failed ? "a line without a key, or too many for one run's memory" :
-			 "more than one run");
+		msg_info(2, "lines parsed again, as usual: %s",
+			 a->failed ? "a line without a key, or more lines than a run's index or "
+				     "memory holds" : "more than one run, or device");
 	else if (a->stop)
 		msg_info(2, "lines parsed ahead: stopped after %llu bytes, where the stream left "
 			 "its memory", (unsigned long long)a->at);
-	if (a->b.words)
-		munmap(a->b.words, a->words_bytes);
-	if (a->b.lines)
-		munmap(a->b.lines, a->lines_bytes);
+	unreserve(a);
 	free(a->q);
 	pthread_mutex_destroy(&a->lock);
 	pthread_cond_destroy(&a->change);

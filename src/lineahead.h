@@ -1,13 +1,14 @@
-/* Lines parsed while their stream arrives.  A single kv stream read whole
- * before its sort (input.c's region) is cut into chunks at line ends as
- * its bytes come; a thread counts each chunk's lines, which numbers them,
- * and a few more parse each into the run's sort words and line table, as
- * enc_encode would after the last byte.  When the stream ends the planner
- * takes the count (enc_plan_init) and the run takes the words and the
- * table (enc_batch_alloc, enc_encode), where they fit one run; anything
- * else (a line without a key, a stream that leaves its region, more lines
- * than a run's index holds, too little memory) leaves the lines to be
- * parsed as usual, which also names a bad line. */
+/* Lines parsed ahead of their sort.  A single kv stream read whole before
+ * its sort (input.c's region) is cut into chunks at line ends as its bytes
+ * come; a thread counts each chunk's lines, which numbers them, and a few
+ * more parse each into the run's sort words and line table, as enc_encode
+ * would after the last byte.  A mapped file is parsed the same way on all
+ * threads while the device starts.  The planner takes the count
+ * (enc_plan_init: a stream's), the run the words and the table
+ * (la_adopt, then enc_encode), where they are one run's; anything else (a
+ * line without a key, a stream that leaves its region, more lines than a
+ * run's index holds, too little memory) leaves the lines to be parsed as
+ * usual, which also names a bad line. */
 #ifndef CLSORT_LINEAHEAD_H
 #define CLSORT_LINEAHEAD_H
 
@@ -24,13 +25,13 @@ struct line_ahead;
  * and threads to spare beside the stream's reader. */
 bool la_applies(const struct enc_format *f);
 
-/* Start parsing the lines of the stream being read into data, which has
- * len bytes so far, its words and line table taking at most memory bytes
- * (reserved, taken as lines come) and max_lines lines.  NULL where the
- * memory cannot be reserved or the threads cannot start (nothing is said:
- * the lines are parsed as usual). */
+/* Start parsing the lines of the input at data, which has len bytes so
+ * far (whole: all of it, a file's), its words and line table taking at
+ * most memory bytes (reserved, taken as lines come) and max_lines lines.
+ * NULL where the memory cannot be reserved or the threads cannot start
+ * (nothing is said: the lines are parsed as usual). */
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    uint64_t memory, uint64_t max_lines);
+			    bool whole, uint64_t memory, uint64_t max_lines);
 
 /* The stream has delivered bytes in all.  Returns at once (on the reading
  * thread); a stopped or NULL a is not told. */
@@ -40,16 +41,17 @@ void la_grow(struct line_ahead *a, uint64_t bytes);
  * returns once nothing reads them.  a may be NULL. */
 void la_stop(struct line_ahead *a);
 
-/* The stream has ended as the input file: where a parsed all of its lines,
- * wait for the last of them and set *lines to their count.  False where a
- * does not hold the file's lines (then they are counted as usual). */
+/* The stream has ended as the input file: where a holds its lines, wait
+ * until they are counted (not parsed) and set *lines to their count.
+ * False where a (may be NULL) does not (then they are counted as usual). */
 bool la_lines(struct line_ahead *a, const struct in_file *file, uint64_t *lines);
 
-/* Lend b the words and line table of the whole file where la_lines said
- * it holds them and they are exactly a run's cap lines: b's run that
- * holds them all is then not parsed again (enc_encode), and a later run
- * (of another input) fits them.  Once; la_free releases them, after b. */
-bool la_adopt(struct line_ahead *a, size_t cap, struct enc_batch *b);
+/* Wait for the last of file's lines parsed (parsing on this thread too)
+ * and lend b the words and line table where a holds all of them and they
+ * are exactly a run's cap lines: b's run that holds them all is then not
+ * parsed again (enc_encode), and a later run (of another input) fits
+ * them.  Once; la_free releases them, after b.  a may be NULL. */
+bool la_adopt(struct line_ahead *a, const struct in_file *file, size_t cap, struct enc_batch *b);
 
 /* Stop, then release all that a holds but what a batch adopted; a may be
  * NULL.  -vv: what it did. */

@@ -8,6 +8,7 @@
 
 #include "device.h"
 #include "engine.h"
+#include "lineahead.h"
 #include "mergecut.h"
 #include "partition.h"
 #include "progress.h"
@@ -532,6 +533,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	struct eng_config ec;
 	struct enc_planner pl;
 	struct enc_batch b;
+	struct line_ahead *own = NULL, *ahead;
 	struct tally t = { 0, 0, 0, 0 };
 	uint64_t total, want;
 	unsigned char *dst;
@@ -570,6 +572,13 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * mapping is made while the input is encoded and sorted: sizing the
 	 * file first (in memory, its pages zeroed one by one) took 0.05-0.1
 	 * s of 0.7 for 490 MB of lines on 16 threads. */
+	/* The lines of a mapped file are parsed while the device starts (a
+	 * stream's, f->ahead, while it arrived). */
+	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
+	    total && la_applies(f))
+		own = la_start(f, in->files[0].data, in->files[0].size, true, o->memory_bytes / 2,
+			       runs_index_limit());
+	ahead = f->ahead ? f->ahead : own;
 	if (!eng_is_host(choice.device)) {
 		srt_warm_start(&warm);
 	} else if (warm.map_out && f->threads >= HOST_MAP_THREADS &&
@@ -594,7 +603,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	t_start = now_sec() - t0;
 	msg_info(1, "%llu records: sorting on %s", (unsigned long long)total, s.eng->name);
 	t0 = now_sec();
-	if (enc_batch_alloc(f, s.cap, &b))
+	if (!(in->count && la_adopt(ahead, &in->files[0], s.cap, &b)) &&
+	    enc_batch_alloc(f, s.cap, &b))
 		goto out;
 	/* Runs stay in memory when the whole input fits beside the run
 	 * buffers; otherwise they go to temporary files. */
@@ -633,6 +643,7 @@ out:
 	srt_warm_done(&warm);
 	spl_free(&s.spill);
 	enc_batch_free(&b);
+	la_free(own);
 	enc_plan_free(&pl);
 	if (s.eng && !given) {
 		/* What measure needs of it, kept past closing it. */

@@ -316,7 +316,7 @@ stream_same_as_file() {
   [ ! -s "$T/file" ] || fail "$(stat -c %s "$T/file") bytes left"
 }
 
-# --- kv lines parsed while their stream arrives ------------------------------
+# --- kv lines parsed ahead: while their stream arrives, or the device starts ---
 
 # lines_ahead_same IN ARGS...: a pipe of IN on 4 threads gives the file's
 # bytes, its lines parsed while it arrived.
@@ -353,13 +353,13 @@ lines_ahead_same() {
   run --separate-stderr bash -c "cat '$T/bad' | '$CLSORT' -d host --parallel 4 -vv -f kv -o '$T/got'"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"clsort: -:1100000: "* ]] || fail "$stderr"
-  [[ "$stderr" == *"lines parsed again after the stream: a line without a key"* ]] || fail "$stderr"
+  [[ "$stderr" == *"lines parsed again, as usual: a line without a key"* ]] || fail "$stderr"
   [ ! -e "$T/got" ]
   # More lines than a run's index holds: runs, the lines parsed again.
   "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
   cat "$T/kv" | CLSORT_INDEX_BITS=20 "$CLSORT" -d host --parallel 4 -vv -f kv > "$T/got" 2> "$T/err"
   cmp "$T/want" "$T/got"
-  grep -q 'lines parsed again after the stream' "$T/err" || fail "$(cat "$T/err")"
+  grep -q 'lines parsed again, as usual' "$T/err" || fail "$(cat "$T/err")"
   # A header line goes first: not parsed ahead.
   { echo 'key:value'; cat "$T/kv"; } > "$T/head"
   "$CLSORT" -d host -f kv --header "$T/head" > "$T/want"
@@ -384,5 +384,33 @@ lines_ahead_same() {
   "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
   cat "$T/kv" | "$CLSORT" -d host --parallel 2 -vv -f kv > "$T/got" 2> "$T/err"
   cmp "$T/want" "$T/got"
+  ! grep -q 'lines parsed' "$T/err" || fail "$(cat "$T/err")"
+}
+
+@test "kv lines of a file parsed while the device starts give the host's bytes" {
+  "$REFSORT" gen-kv 1200000 47 > "$T/kv"
+  for args in "-f kv" "-f kv -r -s" "-f kv -k str" "-f kv --header"; do
+    "$CLSORT" -d host $args "$T/kv" > "$T/want"
+    "$CLSORT" "${DEV[@]}" --parallel 4 -vv $args "$T/kv" > "$T/got" 2> "$T/err" ||
+      fail "clsort $args: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "clsort $args: differs from the host's sort"
+    grep -q 'lines parsed while the device started' "$T/err" || fail "$args: $(cat "$T/err")"
+  done
+  # A line without a key: named by its line, as the usual parse does.
+  sed '1000000s/^[0-9]*:/x:/' "$T/kv" > "$T/bad"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" --parallel 4 -vv -f kv "$T/bad"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"clsort: $T/bad:1000000: "* ]] || fail "$stderr"
+  # Several runs, or more lines than a run's index holds: parsed again.
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  "$CLSORT" "${DEV[@]}" --parallel 4 -vv -S 4M -f kv "$T/kv" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'lines parsed again, as usual: more than one run' "$T/err" || fail "$(cat "$T/err")"
+  CLSORT_INDEX_BITS=20 "$CLSORT" "${DEV[@]}" --parallel 4 -vv -f kv "$T/kv" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'lines parsed again, as usual: a line without a key, or more lines' "$T/err" ||
+    fail "$(cat "$T/err")"
+  # The host engine parses as it goes: none ahead.
+  "$CLSORT" -d host --parallel 4 -vv -f kv "$T/kv" > "$T/got" 2> "$T/err"
   ! grep -q 'lines parsed' "$T/err" || fail "$(cat "$T/err")"
 }
