@@ -65,7 +65,7 @@ bool la_applies(const struct enc_format *f)
 	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->skip_bad && !f->unique && f->threads >= 4;
 }
 
-static unsigned parsers_for(const struct enc_format *f, bool whole)
+static unsigned parsers_for(const struct enc_format *f, uint64_t whole)
 {
 	const unsigned n = whole ? f->threads - 1 : f->threads / 2 - 1;
 	const unsigned most = whole ? PARSERS_MAX : STREAM_PARSERS;
@@ -219,20 +219,20 @@ static void end_at(struct line_ahead *a, uint64_t size)
 }
 
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    bool whole, uint64_t memory, uint64_t max_lines)
+			    uint64_t whole, uint64_t memory, uint64_t max_lines)
 {
-	struct line_ahead *a = calloc(1, sizeof *a);
 	const size_t ws = word_size(f->kind);
 	const unsigned want = parsers_for(f, whole);
 	uint64_t cap = memory / (ws + sizeof(struct kv_line));
+	struct line_ahead *a;
 	unsigned i;
 
-	if (!a)
+	if (whole > cap || whole > max_lines || !(a = calloc(1, sizeof *a)))
 		return NULL;
 	a->f = f;
 	a->data = (const char *)data;
 	a->avail = len;
-	a->whole = whole;
+	a->whole = whole != 0;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->change, NULL);
 	pthread_cond_init(&a->bytes, NULL);

@@ -26,12 +26,13 @@ struct line_ahead;
 bool la_applies(const struct enc_format *f);
 
 /* Start parsing the lines of the input at data, which has len bytes so
- * far (whole: all of it, a file's), its words and line table taking at
- * most memory bytes (reserved, taken as lines come) and max_lines lines.
- * NULL where the memory cannot be reserved or the threads cannot start
+ * far, its words and line table taking at most memory bytes (reserved,
+ * taken as lines come) and max_lines lines.  whole: not 0 where the input
+ * is all there (a file), and holds that many lines.  NULL where they would
+ * not fit, the memory cannot be reserved or the threads cannot start
  * (nothing is said: the lines are parsed as usual). */
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    bool whole, uint64_t memory, uint64_t max_lines);
+			    uint64_t whole, uint64_t memory, uint64_t max_lines);
 
 /* The stream has delivered bytes in all.  Returns at once (on the reading
  * thread); a stopped or NULL a is not told. */

@@ -576,9 +576,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * stream's, f->ahead, while it arrived). */
 	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
 	    total && la_applies(f))
-		own = la_start(f, in->files[0].data, in->files[0].size, true, o->memory_bytes / 2,
+		own = la_start(f, in->files[0].data, in->files[0].size, total, o->memory_bytes / 2,
 			       runs_index_limit());
-	ahead = f->ahead ? f->ahead : own;
 	if (!eng_is_host(choice.device)) {
 		srt_warm_start(&warm);
 	} else if (warm.map_out && f->threads >= HOST_MAP_THREADS &&
@@ -603,6 +602,12 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	t_start = now_sec() - t0;
 	msg_info(1, "%llu records: sorting on %s", (unsigned long long)total, s.eng->name);
 	t0 = now_sec();
+	/* A file's lines that are not one run's: its parse stops at once. */
+	if (own && total != s.cap) {
+		la_free(own);
+		own = NULL;
+	}
+	ahead = f->ahead ? f->ahead : own;
 	if (!(in->count && la_adopt(ahead, &in->files[0], s.cap, &b)) &&
 	    enc_batch_alloc(f, s.cap, &b))
 		goto out;
