@@ -292,8 +292,8 @@ void enc_batch_free(struct enc_batch *b)
 	if (!b->lent) {
 		free(b->words);
 		free(b->lines);
+		free(b->keys);
 	}
-	free(b->keys);
 	enc_free_keys(b);
 	free(b->slices);
 	b->words = NULL;

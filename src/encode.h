@@ -94,7 +94,8 @@ struct enc_batch {
 	 * of exactly those lines is not parsed again. */
 	size_t parsed;
 	const unsigned char *parsed_at;
-	bool lent;		/* words and lines are that parse's, which frees them */
+	bool lent;		/* words, lines and keys are that parse's, which
+				 * frees them (the blocks are the batch's) */
 };
 
 struct enc_planner {

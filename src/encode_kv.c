@@ -218,8 +218,9 @@ static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, stru
 }
 
 bool enc_kv_parse(const struct enc_format *f, struct enc_batch *b, const char *start,
-		  const char *end, size_t first, size_t count)
+		  const char *end, size_t first, size_t count, struct enc_block **blocks)
 {
+	struct enc_block *bl, *next;
 	struct kv_job j;
 
 	memset(&j, 0, sizeof j);
@@ -230,7 +231,12 @@ bool enc_kv_parse(const struct enc_format *f, struct enc_batch *b, const char *s
 	j.lines = count;
 	j.b = b;
 	kv_parse_job(&j);
-	return j.bad == 0;
+	for (bl = j.blocks; bl; bl = next) {
+		next = bl->next;
+		bl->next = *blocks;
+		*blocks = bl;
+	}
+	return j.bad == 0 && !j.nomem;
 }
 
 /* Whether b's words and line table hold its run's lines already. */
@@ -249,14 +255,15 @@ int enc_kv_encode(const struct enc_format *f, struct enc_batch *b)
 	uint64_t line0 = 0;
 	const struct enc_slice *prev = NULL;
 
-	enc_free_keys(b);
-	if (b->n == 0)
-		return 0;
-	if (parsed(b)) {
+	/* Lines parsed ahead keep their composed keys. */
+	if (b->n && parsed(b)) {
 		b->parsed = 0;
 		return 0;
 	}
 	b->parsed = 0;
+	enc_free_keys(b);
+	if (b->n == 0)
+		return 0;
 	nj = kv_make_jobs(f, b, &jobs);
 	if (nj == 0) {
 		msg_errno(ENOMEM, "cannot parse the input");

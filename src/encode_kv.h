@@ -21,12 +21,13 @@ size_t enc_kv_count_lines(const char *p, size_t len, char eol);
  * line end (eol) at or after p + want, or end. */
 const char *enc_kv_cut(const char *p, const char *end, size_t want, char eol);
 
-/* Parse the count lines of [start, end) into b's words and line table,
- * from index first on, as enc_kv_encode does for lines of one key that is
- * not composed (f->nkeys 0) without --skip-bad.  False at a line without
- * a key, where it stops. */
+/* Parse the count lines of [start, end) into b's words and line table
+ * (and composed keys' table), from index first on, as enc_kv_encode does
+ * without --skip-bad; the blocks that hold composed keys are put at the
+ * head of *blocks.  False at a line without a key, where it stops, or
+ * out of memory. */
 bool enc_kv_parse(const struct enc_format *f, struct enc_batch *b, const char *start,
-		  const char *end, size_t first, size_t count);
+		  const char *end, size_t first, size_t count, struct enc_block **blocks);
 
 /* enc_encode of a kv run. */
 int enc_kv_encode(const struct enc_format *f, struct enc_batch *b);

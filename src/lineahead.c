@@ -48,7 +48,7 @@ struct line_ahead {
 	/* Words and line table for cap lines: regions reserved whole, whose
 	 * pages are taken as the lines fill them (they never move). */
 	struct enc_batch b;
-	size_t cap, words_bytes, lines_bytes;
+	size_t cap, words_bytes, lines_bytes, keys_bytes;
 	struct chunk *q;	/* chunks counted, in order */
 	size_t nq, qcap;
 	size_t next;		/* the next chunk to parse */
@@ -62,7 +62,7 @@ struct line_ahead {
 
 bool la_applies(const struct enc_format *f)
 {
-	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->skip_bad && !f->unique && f->threads >= 4;
+	return f->fmt == CLS_FMT_KV && !f->skip_bad && !f->unique && f->threads >= 4;
 }
 
 static unsigned parsers_for(const struct enc_format *f, uint64_t whole)
@@ -92,8 +92,12 @@ static void unreserve(struct line_ahead *a)
 		munmap(a->b.words, a->words_bytes);
 	if (a->b.lines)
 		munmap(a->b.lines, a->lines_bytes);
+	if (a->b.keys)
+		munmap(a->b.keys, a->keys_bytes);
 	a->b.words = NULL;
 	a->b.lines = NULL;
+	a->b.keys = NULL;
+	enc_free_keys(&a->b);
 }
 
 /* The end of the chunk that starts at a->at, with the lock held: past the
@@ -169,6 +173,7 @@ static void *parse_main(void *arg)
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
+		struct enc_block *blocks = NULL;
 		struct chunk c;
 		double t0;
 		bool ok;
@@ -182,9 +187,16 @@ static void *parse_main(void *arg)
 		c = a->q[a->next++];
 		pthread_mutex_unlock(&a->lock);
 		t0 = now_sec();
-		ok = enc_kv_parse(a->f, &a->b, c.start, c.end, c.first, c.lines);
+		ok = enc_kv_parse(a->f, &a->b, c.start, c.end, c.first, c.lines, &blocks);
 		t0 = now_sec() - t0;
 		pthread_mutex_lock(&a->lock);
+		/* The composed keys' blocks are the words', kept with them. */
+		while (blocks) {
+			struct enc_block *next = blocks->next;
+			blocks->next = a->b.blocks;
+			a->b.blocks = blocks;
+			blocks = next;
+		}
 		a->t_parse += t0;
 		a->parsed++;
 		if (!ok)
@@ -219,15 +231,14 @@ static void end_at(struct line_ahead *a, uint64_t size)
 }
 
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    uint64_t whole, uint64_t memory, uint64_t max_lines)
+			    uint64_t whole, uint64_t max_lines)
 {
 	const size_t ws = word_size(f->kind);
 	const unsigned want = parsers_for(f, whole);
-	uint64_t cap = memory / (ws + sizeof(struct kv_line));
 	struct line_ahead *a;
 	unsigned i;
 
-	if (whole > cap || whole > max_lines || !(a = calloc(1, sizeof *a)))
+	if (whole > max_lines || !(a = calloc(1, sizeof *a)))
 		return NULL;
 	a->f = f;
 	a->data = (const char *)data;
@@ -238,11 +249,13 @@ struct line_ahead *la_start(const struct enc_format *f, const unsigned char *dat
 	pthread_cond_init(&a->bytes, NULL);
 	if (whole)
 		end_at(a, len);
-	a->cap = (size_t)(cap < max_lines ? cap : max_lines);
+	a->cap = (size_t)max_lines;
 	a->words_bytes = a->cap * ws;
 	a->lines_bytes = a->cap * sizeof(struct kv_line);
+	a->keys_bytes = f->nkeys ? a->lines_bytes : 0;
 	if (!a->cap || !(a->b.words = reserve(a->words_bytes)) ||
-	    !(a->b.lines = reserve(a->lines_bytes))) {
+	    !(a->b.lines = reserve(a->lines_bytes)) ||
+	    (f->nkeys && !(a->b.keys = reserve(a->keys_bytes)))) {
 		la_free(a);
 		return NULL;
 	}
@@ -343,6 +356,9 @@ bool la_adopt(struct line_ahead *a, const struct in_file *file, size_t cap, stru
 	a->adopted = true;
 	b->words = a->b.words;
 	b->lines = a->b.lines;
+	b->keys = a->b.keys;
+	b->blocks = a->b.blocks;
+	a->b.blocks = NULL;
 	b->lent = true;
 	b->parsed = a->lines;
 	b->parsed_at = (const unsigned char *)a->data;

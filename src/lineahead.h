@@ -20,19 +20,19 @@
 
 struct line_ahead;
 
-/* Whether f's lines may be parsed ahead: one key that is not composed of
- * several, no --skip-bad (whose messages the usual parse gives), no -u,
- * and threads to spare beside the stream's reader. */
+/* Whether f's lines may be parsed ahead: no --skip-bad (whose messages
+ * the usual parse gives), no -u, and threads to spare beside the
+ * stream's reader. */
 bool la_applies(const struct enc_format *f);
 
 /* Start parsing the lines of the input at data, which has len bytes so
- * far, its words and line table taking at most memory bytes (reserved,
- * taken as lines come) and max_lines lines.  whole: not 0 where the input
- * is all there (a file), and holds that many lines.  NULL where they would
- * not fit, the memory cannot be reserved or the threads cannot start
- * (nothing is said: the lines are parsed as usual). */
+ * far, into words and tables for at most max_lines lines (reserved, taken
+ * as lines come).  whole: not 0 where the input is all there (a file), and
+ * holds that many lines.  NULL where they would not fit, the memory cannot
+ * be reserved or the threads cannot start (nothing is said: the lines are
+ * parsed as usual). */
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    uint64_t whole, uint64_t memory, uint64_t max_lines);
+			    uint64_t whole, uint64_t max_lines);
 
 /* The stream has delivered bytes in all.  Returns at once (on the reading
  * thread); a stopped or NULL a is not told. */

@@ -524,6 +524,16 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 					     (f->nkeys ? sizeof(struct kv_line) + KEY_BYTES * f->nkeys : 0) };
 }
 
+uint64_t runs_lines_ahead(const struct cls_opts *o, const struct enc_format *f)
+{
+	struct eng_config ec;
+	uint64_t n;
+
+	runs_config(o, f, ENG_HOST, &ec);
+	n = ec.memory / ec.beside;
+	return n < runs_index_limit() ? n : runs_index_limit();
+}
+
 int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const struct in_set *in,
 		 struct out_writer *out, struct engine *given)
 {
@@ -576,8 +586,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * stream's, f->ahead, while it arrived). */
 	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
 	    total && la_applies(f))
-		own = la_start(f, in->files[0].data, in->files[0].size, total, o->memory_bytes / 2,
-			       runs_index_limit());
+		own = la_start(f, in->files[0].data, in->files[0].size, total,
+			       runs_lines_ahead(o, f));
 	if (!eng_is_host(choice.device)) {
 		srt_warm_start(&warm);
 	} else if (warm.map_out && f->threads >= HOST_MAP_THREADS &&

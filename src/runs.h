@@ -47,6 +47,11 @@ int runs_keep(struct spl_set *spill, struct engine *e, const struct enc_format *
  * having fewer fields than the key's. */
 void runs_report_skipped(const struct cls_opts *o, uint64_t skipped, uint64_t fields);
 
+/* The most kv lines of f parsed ahead of their sort may take
+ * (lineahead.h): as many as a run's words and tables hold within its
+ * share of o's memory, and a run's index. */
+uint64_t runs_lines_ahead(const struct cls_opts *o, const struct enc_format *f);
+
 /* The settings of the engine that sorts f's records for o on device. */
 void runs_config(const struct cls_opts *o, const struct enc_format *f, const char *device,
 		 struct eng_config *ec);

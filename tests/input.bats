@@ -337,6 +337,8 @@ lines_ahead_same() {
   lines_ahead_same "$T/kv" -f kv
   lines_ahead_same "$T/kv" -f kv -r -s
   lines_ahead_same "$T/kv" -f kv -k str
+  # Several keys composed into one, kept in blocks beside the words.
+  lines_ahead_same "$T/kv" -t: -K 2,str -K 1,u32,r
   # The last line without its line end; lines ended by NUL.
   head -c -1 "$T/kv" > "$T/cut"
   lines_ahead_same "$T/cut" -f kv
@@ -389,7 +391,7 @@ lines_ahead_same() {
 
 @test "kv lines of a file parsed while the device starts give the host's bytes" {
   "$REFSORT" gen-kv 1200000 47 > "$T/kv"
-  for args in "-f kv" "-f kv -r -s" "-f kv -k str" "-f kv --header"; do
+  for args in "-f kv" "-f kv -r -s" "-f kv -k str" "-f kv --header" "-t: -K 2,str -K 1,u32,r"; do
     "$CLSORT" -d host $args "$T/kv" > "$T/want"
     "$CLSORT" "${DEV[@]}" --parallel 4 -vv $args "$T/kv" > "$T/got" 2> "$T/err" ||
       fail "clsort $args: $(cat "$T/err")"
