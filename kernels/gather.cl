@@ -3,9 +3,19 @@
  * carries, rec_size bytes each, side by side, so that the host writes the
  * output in order instead of reading every record from wherever it lies in
  * the input.  Records of a multiple of 4 bytes are copied 4 bytes at a
- * time (both buffers start aligned, so every record does). */
+ * time (both buffers start aligned, so every record does).
+ *
+ * Lines (-DGATHER_LINES, -DLINES_WG the work-group size): their text goes
+ * up beside the line table, whose entry of a line is where it lies (a
+ * host address, less base) and its length without the line end; the
+ * output is the lines in the words' order, each with its line end.  Each
+ * work-item takes LINES_PER_ITEM lines in a row, so that it writes one
+ * stretch of the output: line_sums adds up the bytes of each work-group's
+ * lines, line_scan turns those sums into where each group's bytes start,
+ * and line_copy places its items' stretches within its group's by a scan
+ * in local memory and copies the lines. */
 
-#ifdef GATHER
+#if defined(GATHER) || defined(GATHER_LINES)
 #if WORD_BITS == 128
 #define WORD_INDEX(w) ((ulong)(uint)(w).x)
 #elif WORD_BITS == 64
@@ -13,6 +23,9 @@
 #else
 #error "records are gathered by 64- or 128-bit words only"
 #endif
+#endif
+
+#ifdef GATHER
 
 __kernel void gather_records(__global const word_t *words, __global const uchar *recs,
 			     __global uchar *out, const ulong rec_size, const ulong n)
@@ -32,6 +45,97 @@ __kernel void gather_records(__global const word_t *words, __global const uchar 
 		__global uchar *d = out + i * rec_size;
 		for (j = 0; j < rec_size; j++)
 			d[j] = s[j];
+	}
+}
+#endif
+
+#ifdef GATHER_LINES
+#define LINES_PER_ITEM 16
+
+/* Bytes of this work-item's lines of sorted, each with its line end. */
+static ulong item_bytes(__global const word_t *sorted, __global const ulong2 *ents, ulong first,
+			ulong n)
+{
+	ulong s = 0, k;
+
+	for (k = 0; k < LINES_PER_ITEM && first + k < n; k++)
+		s += ents[WORD_INDEX(sorted[first + k])].y + 1;
+	return s;
+}
+
+/* part[lid] becomes the sum of part[0..lid] (Hillis and Steele); every
+ * work-item of the group calls it. */
+static void scan_local(__local ulong *part, size_t lid)
+{
+	uint off;
+
+	for (off = 1; off < LINES_WG; off <<= 1) {
+		const ulong t = lid >= off ? part[lid - off] : 0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		part[lid] += t;
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+__kernel void line_sums(__global const word_t *sorted, __global const ulong2 *ents,
+			__global ulong *sums, const ulong n)
+{
+	__local ulong part[LINES_WG];
+	const size_t lid = get_local_id(0), g = get_group_id(0);
+	const ulong first = ((ulong)g * LINES_WG + lid) * LINES_PER_ITEM;
+	uint stride;
+
+	part[lid] = first < n ? item_bytes(sorted, ents, first, n) : 0;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (stride = LINES_WG / 2; stride > 0; stride >>= 1) {
+		if (lid < stride)
+			part[lid] += part[lid + stride];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0)
+		sums[g] = part[0];
+}
+
+/* One work-group: sums[g] becomes the sum of sums[0..g). */
+__kernel void line_scan(__global ulong *sums, const ulong groups)
+{
+	__local ulong part[LINES_WG];
+	const size_t lid = get_local_id(0);
+	ulong carry = 0, at;
+
+	for (at = 0; at < groups; at += LINES_WG) {
+		const ulong i = at + lid, v = i < groups ? sums[i] : 0;
+		part[lid] = v;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		scan_local(part, lid);
+		if (i < groups)
+			sums[i] = carry + part[lid] - v;
+		carry += part[LINES_WG - 1];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+}
+
+__kernel void line_copy(__global const word_t *sorted, __global const ulong2 *ents,
+			__global const uchar *text, __global uchar *out, __global const ulong *sums,
+			const ulong n, const ulong base, const uchar eol)
+{
+	__local ulong part[LINES_WG];
+	const size_t lid = get_local_id(0), g = get_group_id(0);
+	const ulong first = ((ulong)g * LINES_WG + lid) * LINES_PER_ITEM;
+	const ulong mine = first < n ? item_bytes(sorted, ents, first, n) : 0;
+	ulong at, k, j;
+
+	part[lid] = mine;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	scan_local(part, lid);
+	at = sums[g] + part[lid] - mine;
+	for (k = 0; k < LINES_PER_ITEM && first + k < n; k++) {
+		const ulong2 e = ents[WORD_INDEX(sorted[first + k])];
+		__global const uchar *src = text + (e.x - base);
+		for (j = 0; j < e.y; j++)
+			out[at + j] = src[j];
+		out[at + e.y] = eol;
+		at += e.y + 1;
 	}
 }
 #endif

@@ -264,7 +264,12 @@ static cl_kernel kernel_at(const struct cle *e, size_t i, char *name, size_t siz
 			snprintf(name, size, "gather of records");
 		return e->gather.kernel;
 	}
-	k = clr_kernel(&e->radix, i - 2, &rname);
+	if (i == 2) {
+		if (name)
+			snprintf(name, size, "copy of lines");
+		return e->gather.line_copy;
+	}
+	k = clr_kernel(&e->radix, i - 3, &rname);
 	if (name)
 		snprintf(name, size, "%s", rname);
 	return k;
@@ -328,15 +333,48 @@ int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_
 	return 0;
 }
 
-/* Sort n words that produce fills, down to consume; with records (not
- * NULL, the gather prepared for them), the units words' worth of records of
- * rec_size bytes they index go up after them, while the words are sorted,
- * and what comes down is the records in the words' order
- * (eng_sort_records). */
-static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_producer records,
-		      size_t rec_size, size_t units, eng_consumer consume, void *ctx)
+/* What goes up beside the words, while they are sorted, and comes down in
+ * their order instead of them (the gather prepared for it): units words'
+ * worth of records of rec_size bytes that the words index
+ * (eng_sort_records), or of kv lines' table entries, with lines not NULL
+ * their text too, the output then the lines themselves (eng_sort_lines). */
+struct beside {
+	eng_producer records;
+	size_t rec_size, units;
+	const struct eng_lines *lines;
+	struct clg_lines shape;		/* lines: the gather's view of them */
+};
+
+/* Chunks of whole tiles that units words' worth take. */
+static size_t chunks_of(const struct cle *e, size_t units, size_t chunk_tiles)
 {
-	size_t tiles, chunk_tiles, chunks, c, tiled, rchunks = 0;
+	return ((units + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
+}
+
+/* Upload units words' worth from produce into buf, chunk by chunk, their
+ * events in up (after those of the chunks before: first). */
+static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t units, size_t chunk_tiles,
+			    cl_event *up, eng_producer produce, void *ctx, int *cb)
+{
+	const size_t chunks = chunks_of(e, units, chunk_tiles);
+	cl_int err = CL_SUCCESS;
+	size_t c;
+
+	for (c = 0; c < chunks && err == CL_SUCCESS && !*cb; c++) {
+		err = stg_upload(&e->stg, buf, first + c, stg_chunk(&e->stg, c, chunk_tiles, units), up,
+				 produce, ctx, cb);
+		clFlush(e->xfer);
+	}
+	return err;
+}
+
+/* Sort n words that produce fills, down to consume; with bs (not NULL),
+ * what it describes goes up beside them and comes down instead. */
+static int sort_words(struct cle *e, size_t n, eng_producer produce, const struct beside *bs,
+		      eng_consumer consume, void *ctx)
+{
+	size_t tiles, chunk_tiles, chunks, c, tiled, rchunks = 0, tchunks = 0, ochunks = 0;
+	size_t out_units = 0;
 	bool radix;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL, done = NULL;
 	cl_int err = CL_SUCCESS;
@@ -359,13 +397,20 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 	/* Whole pairs of tiles, for the pair tails of the last stage. */
 	chunk_tiles = stg_chunk_tiles(&e->stg, true);
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
-	/* The records' uploads follow the words' in up, through the same
-	 * staging buffers in turn, in chunks as large. */
-	if (records)
-		rchunks = ((units + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
-	up = calloc(chunks + rchunks, sizeof *up);
+	/* The records' uploads (and the lines' text's) follow the words' in
+	 * up, through the same staging buffers in turn, in chunks as large. */
+	if (bs) {
+		rchunks = chunks_of(e, bs->units, chunk_tiles);
+		out_units = bs->units;
+		if (bs->lines) {
+			tchunks = chunks_of(e, bs->shape.text_words, chunk_tiles);
+			out_units = clg_words(bs->shape.out_bytes, e->sh.wsize);
+		}
+		ochunks = chunks_of(e, out_units, chunk_tiles);
+	}
+	up = calloc(chunks + rchunks + tchunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
-	down = calloc(chunks > rchunks ? chunks : rchunks, sizeof *down);
+	down = calloc(chunks > ochunks ? chunks : ochunks, sizeof *down);
 	if (!up || !sorted || !down) {
 		msg_err("out of memory");
 		goto out;
@@ -410,24 +455,30 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 		err = cln_passes(&e->net, e->dev->queue, e->buf, e->buf2, n, chunk_tiles, chunks, sorted,
 				 &result);
 	}
-	if (records && err == CL_SUCCESS) {
-		/* The records go up while the words are sorted, then are put in
-		 * their order in the buffer the sort left free. */
+	if (bs && err == CL_SUCCESS) {
+		/* The records (and text) go up while the words are sorted, then
+		 * are put in their order in the buffer the sort left free, or
+		 * the gather's own. */
 		const cl_mem out = e->gather.out ? e->gather.out : result == e->buf ? e->buf2 : e->buf;
 		clFlush(e->dev->queue);
 		what = "upload to the device";
-		for (c = 0; c < rchunks && err == CL_SUCCESS; c++) {
-			err = stg_upload(&e->stg, e->gather.recs, chunks + c,
-					 stg_chunk(&e->stg, c, chunk_tiles, units), up, records, ctx, &cb);
-			if (cb) {
-				rc = cb;
-				goto out;
-			}
-			clFlush(e->xfer);
+		err = upload_beside(e, e->gather.recs, chunks, bs->units, chunk_tiles, up, bs->records,
+				    ctx, &cb);
+		if (err == CL_SUCCESS && !cb && bs->lines)
+			err = upload_beside(e, e->gather.text, chunks + rchunks, bs->shape.text_words,
+					    chunk_tiles, up, bs->lines->text, ctx, &cb);
+		if (cb) {
+			rc = cb;
+			goto out;
 		}
 		/* Built once the sort's program is. */
-		if (err == CL_SUCCESS && !e->gather.kernel) {
+		if (err == CL_SUCCESS && !bs->lines && !e->gather.kernel) {
 			if (clg_build(&e->gather, e->options))
+				goto out;
+			e->base.t_once = e->dev->t_build;
+		}
+		if (err == CL_SUCCESS && bs->lines && !e->gather.line_copy) {
+			if (clg_build_lines(&e->gather, e->options))
 				goto out;
 			e->base.t_once = e->dev->t_build;
 		}
@@ -435,18 +486,22 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, eng_produce
 		if (done)
 			clReleaseEvent(done);
 		done = NULL;
-		if (err == CL_SUCCESS)
-			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, rec_size,
+		if (err == CL_SUCCESS && bs->lines)
+			err = clg_enqueue_lines(&e->gather, e->dev->queue, result, &bs->shape,
+						(cl_uint)(rchunks + tchunks), up + chunks, &done);
+		else if (err == CL_SUCCESS)
+			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, bs->rec_size,
 					  (cl_uint)rchunks, up + chunks, &done);
 		if (err == CL_SUCCESS && e->dev->profiling)
-			cle_record_event(e, e->gather.kernel, done);
-		result = out;
+			cle_record_event(e, bs->lines ? e->gather.line_copy : e->gather.kernel, done);
+		result = bs->lines ? e->gather.out : out;
 	}
-	/* Down come the records, after their gather, or the words: after the
-	 * radix sort, or chunk by chunk as the networks sort them. */
-	if (records)
-		rc = cle_finish(e, err, what, result, 0, units, chunk_tiles, rchunks, &done, false, up,
-				down, consume, ctx);
+	/* Down come the records (or lines), after their gather, or the
+	 * words: after the radix sort, or chunk by chunk as the networks sort
+	 * them. */
+	if (bs)
+		rc = cle_finish(e, err, what, result, 0, out_units, chunk_tiles, ochunks, &done, false,
+				up, down, consume, ctx);
 	else
 		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, radix ? &done : sorted,
 				!radix, up, down, consume, ctx);
@@ -457,11 +512,11 @@ out:
 	if (done)
 		clReleaseEvent(done);
 	if (up)
-		stg_release_events(up, chunks + rchunks);
+		stg_release_events(up, chunks + rchunks + tchunks);
 	if (sorted)
 		stg_release_events(sorted, chunks);
 	if (down)
-		stg_release_events(down, chunks > rchunks ? chunks : rchunks);
+		stg_release_events(down, chunks > ochunks ? chunks : ochunks);
 	free(up);
 	free(sorted);
 	free(down);
@@ -472,7 +527,7 @@ out:
 
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
-	return sort_words((struct cle *)base, n, produce, NULL, 0, 0, consume, ctx);
+	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
 }
 
 /* The device's memory a sort may take: -S, else a share of what it has. */
@@ -485,48 +540,89 @@ static uint64_t budget_bytes(const struct cle *e)
 	return (uint64_t)((double)e->dev->global_mem * DEVICE_FRACTION);
 }
 
-/* Records put in order on the device where CLSORT_DEVICE_GATHER does not
- * say no (0): on a device that is not the CPU (whose gather would read
- * the same memory the host's does, and copy it twice more), or on any
- * with CLSORT_DEVICE_GATHER=1; where the records (and, when the sort's
- * free buffer cannot hold them, their order) fit beside the words and
- * the second buffer within the budget. */
+/* Whether the device may put in order what goes up beside n words: where
+ * CLSORT_DEVICE_GATHER does not say no (0), on a device that is not the
+ * CPU (whose gather would read the same memory the host's does, and copy
+ * it twice more), or on any with CLSORT_DEVICE_GATHER=1; the device's
+ * buffer for the words is had.  *rc CLS_E_FAIL where the device fails to
+ * start. */
+static bool may_gather(struct cle *e, size_t n, int *rc)
+{
+	const char *s = getenv("CLSORT_DEVICE_GATHER");
+
+	*rc = 0;
+	if ((s && !strcmp(s, "0")) || n == 0)
+		return false;
+	if (cle_start(e, n)) {
+		*rc = CLS_E_FAIL;
+		return false;
+	}
+	if ((e->dev->type & CL_DEVICE_TYPE_CPU) && !(s && !strcmp(s, "1")))
+		return false;
+	return cle_reserve(e, n) == 0;
+}
+
+/* Whether beside bytes fit beside n words and the second buffer within
+ * the budget (always with CLSORT_DEVICE_GATHER=1); the second buffer is
+ * made (the tiles and bitonic passes sort in place: what goes beside
+ * needs it all the same). */
+static bool gather_fits(struct cle *e, size_t n, uint64_t beside)
+{
+	const char *s = getenv("CLSORT_DEVICE_GATHER");
+	uint64_t need = 2 * (uint64_t)n * e->sh.wsize + beside;
+	cl_int err;
+
+	if (e->radix_may && !e->sh.global_merge)
+		need += clr_extra_bytes(&e->radix);
+	if (need > budget_bytes(e) && !(s && !strcmp(s, "1")))
+		return false;
+	return e->buf2 || (e->buf2 = dev_buffer(e->dev, e->buf_words * e->sh.wsize, &err));
+}
+
 static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_producer produce,
 			    eng_producer records, eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	const char *s = getenv("CLSORT_DEVICE_GATHER");
-	const bool forced = s && !strcmp(s, "1");
-	size_t units;
+	struct beside bs = { records, rec_size, 0, NULL, { 0, 0, 0, 0, 0, 0 } };
 	bool own_out;
-	uint64_t need;
+	int rc;
 
-	if ((s && !strcmp(s, "0")) || n == 0)
-		return ENG_NO_RECORDS;
-	if (cle_start(e, n))
-		return CLS_E_FAIL;
-	if ((e->dev->type & CL_DEVICE_TYPE_CPU) && !forced)
-		return ENG_NO_RECORDS;
-	if (cle_reserve(e, n) != 0)
-		return ENG_NO_RECORDS;
-	units = (n * rec_size + e->sh.wsize - 1) / e->sh.wsize;
-	own_out = units > e->buf_words;
-	need = (2 * (uint64_t)n + units * (own_out ? 2 : 1)) * e->sh.wsize;
-	if (e->radix_may && !e->sh.global_merge)
-		need += clr_extra_bytes(&e->radix);
-	if (need > budget_bytes(e) && !forced)
-		return ENG_NO_RECORDS;
-	/* The tiles and bitonic passes sort in place: the records' order
-	 * needs the second buffer all the same. */
-	if (!e->buf2) {
-		cl_int err;
-		if (!(e->buf2 = dev_buffer(e->dev, e->buf_words * e->sh.wsize, &err)))
-			return ENG_NO_RECORDS;
-	}
-	if (clg_prepare(&e->gather, units, own_out))
+	if (!may_gather(e, n, &rc))
+		return rc ? rc : ENG_NO_RECORDS;
+	bs.units = (n * rec_size + e->sh.wsize - 1) / e->sh.wsize;
+	own_out = bs.units > e->buf_words;
+	if (!gather_fits(e, n, (uint64_t)bs.units * (own_out ? 2 : 1) * e->sh.wsize) ||
+	    clg_prepare(&e->gather, bs.units, own_out))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
-	return sort_words(e, n, produce, records, rec_size, units, consume, ctx);
+	return sort_words(e, n, produce, &bs, consume, ctx);
+}
+
+/* kv lines put in order on the device, text and all: where their table,
+ * text and output fit beside the words within the budget, as records do. */
+static int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_producer produce,
+			  eng_consumer consume, void *ctx)
+{
+	struct cle *e = (struct cle *)base;
+	const size_t ws = e->sh.wsize;
+	struct beside bs = { l->entries, ENG_LINE_ENTRY, 0, l, { 0, 0, 0, 0, 0, 0 } };
+	uint64_t beside;
+	int rc;
+
+	bs.units = clg_words((uint64_t)l->n * ENG_LINE_ENTRY, ws);
+	bs.shape = (struct clg_lines){ l->n, bs.units, clg_words(l->text_bytes, ws), l->base,
+				       l->out_bytes, l->eol };
+	/* The table, text and output, and what each work-group's lines come
+	 * to (one sum per 2^10 lines or more). */
+	beside = ((uint64_t)bs.units + bs.shape.text_words + clg_words(l->out_bytes, ws)) * ws +
+		 (uint64_t)l->n / 1024 * 8 + 8;
+	if (!may_gather(e, l->n, &rc))
+		return rc ? rc : ENG_NO_RECORDS;
+	if (!gather_fits(e, l->n, beside) || clg_prepare_lines(&e->gather, &bs.shape))
+		return ENG_NO_RECORDS;
+	msg_info(2, "device gather: %zu lines put in order on the device, their text with them",
+		 l->n);
+	return sort_words(e, l->n, produce, &bs, consume, ctx);
 }
 
 static void cle_report(const struct engine *base)
@@ -609,4 +705,5 @@ static const struct eng_ops cle_ops = {
 	.report = cle_report,
 	.close = cle_close,
 	.sort_records = cle_sort_records,
+	.sort_lines = cle_sort_lines,
 };

@@ -17,7 +17,7 @@
 
 /* Kernels of an engine: the network sort's, the merge of pieces, the
  * gather of records, the radix sort's. */
-#define NKERNELS (CLN_NKERNELS + 2 + CLR_NKERNELS)
+#define NKERNELS (CLN_NKERNELS + 3 + CLR_NKERNELS)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)
 /* Default device budget: this fraction of its global memory. */

@@ -11,6 +11,7 @@
 #include <CL/cl.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device.h"
 
@@ -23,6 +24,25 @@ struct clg {
 	cl_mem out;		/* ...and in the words' order, where the sort's free
 				 * buffer cannot hold them */
 	size_t recs_words;	/* words' worth each holds */
+	/* Lines: their text, what each work-group's lines come to, and the
+	 * output (in out, sized out_words); a program of their own. */
+	cl_program lines_prog;
+	cl_kernel line_sums, line_scan, line_copy;
+	size_t lines_wg;
+	cl_mem text, sums;
+	size_t text_words, sums_n, out_words;
+};
+
+/* Lines put in order on the device: n lines of a text of text_words words'
+ * worth, whose line table's entries (struct kv_line: where a line lies
+ * and its length without its line end) are in recs, base the host
+ * address the text starts at; out_bytes what they come to, each with its
+ * line end eol. */
+struct clg_lines {
+	size_t n;
+	size_t entry_words, text_words;
+	uint64_t base, out_bytes;
+	unsigned char eol;
 };
 
 void clg_init(struct clg *g, struct dev_ctx *d, size_t wsize);
@@ -42,6 +62,23 @@ int clg_build(struct clg *g, const char *options);
  * sorted into out; *done its event.  CL_SUCCESS or the error. */
 cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,
 		   size_t rec_size, cl_uint nwait, const cl_event *wait, cl_event *done);
+
+/* Room for the lines of l: their table, text, output and sums.  0, or 1
+ * where the device cannot hold them (-vv says so). */
+int clg_prepare_lines(struct clg *g, const struct clg_lines *l);
+/* The lines' kernels, built with options once the sort's program is.  0
+ * or CLS_E_FAIL after a message. */
+int clg_build_lines(struct clg *g, const char *options);
+/* Enqueue on q, after the nwait events of wait (the table's and text's
+ * uploads), the lines of l in the order of the sorted words into g->out;
+ * *done the event of the last kernel.  CL_SUCCESS or the error. */
+cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
+			 cl_uint nwait, const cl_event *wait, cl_event *done);
+/* Where a buffer of bytes comes to whole words' worth. */
+static inline size_t clg_words(uint64_t bytes, size_t wsize)
+{
+	return (size_t)((bytes + wsize - 1) / wsize);
+}
 
 void clg_release(struct clg *g);
 

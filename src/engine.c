@@ -42,6 +42,14 @@ int eng_sort_records(struct engine *e, size_t n, size_t rec_size, eng_producer p
 	return e->ops->sort_records(e, n, rec_size, produce, records, consume, ctx);
 }
 
+int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer produce,
+		   eng_consumer consume, void *ctx)
+{
+	if (!e->ops->sort_lines)
+		return ENG_NO_RECORDS;
+	return e->ops->sort_lines(e, l, produce, consume, ctx);
+}
+
 int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_producer produce,
 	      eng_consumer consume, void *ctx)
 {

@@ -38,6 +38,21 @@ typedef int (*eng_consumer)(void *ctx, const void *src, size_t first, size_t cou
 
 struct engine;
 
+/* kv lines that eng_sort_lines puts in order, text and all: n lines, one
+ * word each, entries filling units of their line table (in index order,
+ * each ENG_LINE_ENTRY bytes: the host address of the line, then its
+ * length without its line end, 64 bits each, as struct kv_line on 64-bit
+ * hosts), text units of the text_bytes they lie in, which start at the
+ * host address base; out_bytes what they come to, each with its line end
+ * eol. */
+#define ENG_LINE_ENTRY 16
+struct eng_lines {
+	size_t n;
+	eng_producer entries, text;
+	uint64_t text_bytes, base, out_bytes;
+	unsigned char eol;
+};
+
 /* What each engine implements; eng_* below call them. */
 struct eng_ops {
 	int (*capacity)(struct engine *e, size_t want, size_t *cap);
@@ -48,9 +63,11 @@ struct eng_ops {
 		     eng_producer produce, eng_consumer consume, void *ctx);
 	void (*report)(const struct engine *e);
 	void (*close)(struct engine *e);
-	/* NULL where the engine cannot: eng_sort_records. */
+	/* NULL where the engine cannot: eng_sort_records, eng_sort_lines. */
 	int (*sort_records)(struct engine *e, size_t n, size_t rec_size, eng_producer produce,
 			    eng_producer records, eng_consumer consume, void *ctx);
+	int (*sort_lines)(struct engine *e, const struct eng_lines *l, eng_producer produce,
+			  eng_consumer consume, void *ctx);
 };
 
 /* The part every engine starts with. */
@@ -103,6 +120,14 @@ int eng_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer cons
 #define ENG_NO_RECORDS 1
 int eng_sort_records(struct engine *e, size_t n, size_t rec_size, eng_producer produce,
 		     eng_producer records, eng_consumer consume, void *ctx);
+
+/* As eng_sort_records, for kv lines: what consume receives is units of
+ * the lines themselves in the sorted words' order, each with its line end
+ * (the last unit padded), l->out_bytes in all.  ENG_NO_RECORDS, having
+ * called nothing, where the engine does not (as eng_sort_records; also
+ * where the text does not fit beside the rest). */
+int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer produce,
+		   eng_consumer consume, void *ctx);
 
 /* As eng_sort, for n words that come as k pieces each already sorted,
  * piece i being words [bounds[i], bounds[i+1]) (bounds[0] = 0, bounds[k]

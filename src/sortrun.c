@@ -72,6 +72,8 @@ struct run_io {
 	const struct enc_batch *b;
 	struct srt_warm *warm;	/* joined before w is written, or NULL */
 	struct srt_times *t;
+	const unsigned char *text;	/* kv lines put in order with their text */
+	uint64_t text_bytes, out_bytes;
 };
 
 /* Input bytes of records [first, first+count) of run b, for --progress
@@ -132,8 +134,7 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 #define RECORDS_MAX 256
 
 struct records_job {
-	const struct enc_format *f;
-	const struct enc_batch *b;
+	const struct run_io *io;
 	uint64_t from;
 	size_t len;
 	unsigned char *dst;
@@ -142,17 +143,27 @@ struct records_job {
 static void records_job(void *arg)
 {
 	const struct records_job *j = arg;
-	enc_copy_record_bytes(j->f, j->b, j->from, j->len, j->dst);
+	enc_copy_record_bytes(j->io->f, j->io->b, j->from, j->len, j->dst);
 }
 
-/* Units [first, first+count) of the run's records side by side in index
- * order (kv lines: their entries in the line table), each a word's size,
- * for an engine that puts them in order itself: shared by the threads as
+/* Bytes [from, from+len) of the lines' text, zeros past its end. */
+static void text_job(void *arg)
+{
+	const struct records_job *j = arg;
+	const uint64_t have = j->from >= j->io->text_bytes ? 0 : j->io->text_bytes - j->from;
+	const size_t n = have < j->len ? (size_t)have : j->len;
+
+	memcpy(j->dst, j->io->text + j->from, n);
+	memset(j->dst + n, 0, j->len - n);
+}
+
+/* Units [first, first+count) of fn's bytes, each unit a word's size, for
+ * an engine that puts them in order itself: shared by the threads as
  * copies into the output are (one thread's copy of a 64 MiB chunk took
  * longer than the device's sort of it). */
-static int produce_records(void *arg, void *dst, size_t first, size_t count)
+static int produce_units(const struct run_io *io, void (*fn)(void *), void *dst, size_t first,
+			 size_t count)
 {
-	const struct run_io *io = arg;
 	const size_t ws = word_size(io->f->kind), bytes = count * ws;
 	const double t0 = now_sec();
 	struct records_job jobs[OUT_COPY_MAX_THREADS];
@@ -161,13 +172,26 @@ static int produce_records(void *arg, void *dst, size_t first, size_t count)
 
 	for (i = 0; i < n; i++) {
 		const size_t at = bytes / n * i;
-		jobs[i] = (struct records_job){ io->f, io->b, (uint64_t)first * ws + at,
+		jobs[i] = (struct records_job){ io, (uint64_t)first * ws + at,
 						i + 1 < n ? bytes / n : bytes - at,
 						(unsigned char *)dst + at };
 	}
-	run_parallel(records_job, jobs, sizeof jobs[0], n);
+	run_parallel(fn, jobs, sizeof jobs[0], n);
 	io->t->produce += now_sec() - t0;
 	return 0;
+}
+
+/* The run's records side by side in index order (kv lines: their entries
+ * in the line table). */
+static int produce_records(void *arg, void *dst, size_t first, size_t count)
+{
+	return produce_units(arg, records_job, dst, first, count);
+}
+
+/* The text of kv lines the engine puts in order with it. */
+static int produce_text(void *arg, void *dst, size_t first, size_t count)
+{
+	return produce_units(arg, text_job, dst, first, count);
 }
 
 /* Units [first, first+count) of the run's records in order: the output's
@@ -195,6 +219,51 @@ static int consume_records(void *arg, const void *src, size_t first, size_t coun
 		rc = out_write(io->w, src, bytes);
 	io->t->consume += now_sec() - t0;
 	return rc;
+}
+
+/* Units [first, first+count) of the run's lines in order, each with its
+ * line end: the output's next bytes, but for the last unit's padding. */
+static int consume_text(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const uint64_t at = (uint64_t)first * word_size(io->f->kind);
+	const size_t bytes = at >= io->out_bytes ? 0 :
+			     io->out_bytes - at < count * word_size(io->f->kind) ?
+			     (size_t)(io->out_bytes - at) : count * word_size(io->f->kind);
+	double t0 = now_sec();
+	int rc;
+
+	if (io->warm) {
+		srt_warm_out_done(io->warm);
+		io->t->warm += now_sec() - t0;
+		t0 = now_sec();
+	}
+	rc = out_write(io->w, src, bytes);
+	io->t->consume += now_sec() - t0;
+	return rc;
+}
+
+_Static_assert(sizeof(struct kv_line) == ENG_LINE_ENTRY, "a line table entry is the engine's");
+
+/* kv lines of run b put in order by the engine, text and all, where they
+ * are one slice of an input with none dropped: ENG_NO_RECORDS where the
+ * engine does not (eng_sort_lines) or they are not. */
+static int sort_lines(struct engine *e, const struct enc_format *f, const struct enc_batch *b,
+		      struct run_io *io)
+{
+	const struct enc_slice *sl = &b->slices[0];
+	struct eng_lines l;
+
+	if (f->fmt != CLS_FMT_KV || b->nslices != 1 || b->skipped || !b->n)
+		return ENG_NO_RECORDS;
+	io->text = sl->file->data + sl->off;
+	io->text_bytes = sl->len;
+	/* Every line of the slice, each with its line end: a last one
+	 * without it gets one. */
+	io->out_bytes = sl->len + (sl->len && io->text[sl->len - 1] != (unsigned char)f->eol);
+	l = (struct eng_lines){ b->n, produce_records, produce_text, io->text_bytes,
+				(uint64_t)(uintptr_t)io->text, io->out_bytes, (unsigned char)f->eol };
+	return eng_sort_lines(e, &l, produce, consume_text, io);
 }
 
 /* Whether the engine may put run b's records in order itself
@@ -225,7 +294,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	       const size_t *bounds, size_t k, struct out_writer *w, struct srt_warm *warm,
 	       struct srt_times *t)
 {
-	struct run_io io = { w, f, b, warm, t };
+	struct run_io io = { w, f, b, warm, t, NULL, 0, 0 };
 	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
 	double t0 = now_sec();
@@ -239,6 +308,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	}
 	rc = ENG_NO_RECORDS;
 	if (!bounds && records_in_order(f, b))
+		rc = sort_lines(e, f, b, &io);
+	if (rc == ENG_NO_RECORDS && !bounds && records_in_order(f, b))
 		rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
 				      consume_records, &io);
 	if (rc == ENG_NO_RECORDS)

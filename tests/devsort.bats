@@ -207,7 +207,8 @@ sizes_check() {
 
 # gathered FILE WHAT REFSORT-OPTIONS -- CLSORT-OPTIONS...: the records of
 # FILE put in order on the device, by both device sorts, are refsort's,
-# and -vv says the device gathered them.
+# and -vv says the device gathered them ($GATHERED of them: records unless
+# set).
 gathered() {
   local in=$1 what=$2 ref=() s
   shift 2
@@ -218,7 +219,7 @@ gathered() {
     CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --device-sort=$s -vv "$@" "$in" \
       > "$T/got" 2> "$T/err" || fail "clsort $* ($s) failed with status $? on $what: $(cat "$T/err")"
     cmp "$T/want" "$T/got" || fail "clsort $* ($s) differs from refsort on $what"
-    grep -q 'device gather: [0-9]* records put in order on the device' "$T/err" ||
+    grep -Eq "device gather: [0-9]* ${GATHERED:-records} put in order on the device" "$T/err" ||
       fail "clsort $* ($s): not gathered on the device: $(cat "$T/err")"
   done
 }
@@ -252,7 +253,9 @@ gathered() {
   gathered "$T/in" "256-byte records" -R 256 --key-offset 100 -k f64 -- -R 256 --key-offset 100 -k f64
 }
 
-@test "kv lines in order on the device (their line table's entries): refsort's, every key type, a last line without its end" {
+@test "kv lines in order on the device, their text with them: refsort's, every key type, a last line without its end" {
+  local n
+  GATHERED=lines
   "$REFSORT" gen-kv 30011 77 > "$T/in"
   gathered "$T/in" "kv lines" -f kv -- -f kv
   gathered "$T/in" "kv lines, descending" -f kv -r -- -f kv -r
@@ -261,6 +264,43 @@ gathered() {
   gathered "$T/in" "few i64 keys, the last line without its end" -f kv -k i64 -- -f kv -k i64
   "$REFSORT" gen-kv 20011 79 f64 special > "$T/in"
   gathered "$T/in" "f64 specials" -f kv -k f64 -- -f kv -k f64
+  # Around a work-group's 4096 lines (256 work-items of 16 lines).
+  for n in 1 2 3 4095 4096 4097 8193; do
+    "$REFSORT" gen-kv $n $((90 + n % 7)) u32 50 > "$T/in"
+    gathered "$T/in" "$n lines" -f kv -- -f kv
+  done
+}
+
+@test "kv lines in order on the device with their text: long, empty and CR-ended values, NUL ends, as the host writes them" {
+  local i
+  # Values of 0 to 70000 bytes, some ending in a carriage return.
+  for ((i = 0; i < 300; i++)); do
+    printf '%d:' $(((i * 7919) % 97))
+    case $((i % 5)) in
+      0) ;;
+      1) head -c $(((i * 131) % 70000)) /dev/zero | tr '\0' 'x' ;;
+      2) printf 'v%d\r' $i ;;
+      *) printf 'value %d' $i ;;
+    esac
+    printf '\n'
+  done > "$T/in"
+  "$CLSORT" -d host -f kv "$T/in" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv "$T/in" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "long, empty and CR values: not the host's bytes"
+  grep -q 'device gather: 300 lines' "$T/err" || fail "$(cat "$T/err")"
+  tr '\n' '\0' < "$T/in" > "$T/z"
+  "$CLSORT" -d host -f kv -z "$T/z" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv -z "$T/z" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "-z: not the host's bytes"
+  grep -q 'device gather: 300 lines' "$T/err" || fail "$(cat "$T/err")"
+  # --skip-bad drops a line: their table's entries alone, the host
+  # writing the lines.
+  "$REFSORT" gen-kv 30011 83 > "$T/in"
+  sed '100s/^[0-9]*:/x:/' "$T/in" > "$T/bad"
+  "$CLSORT" -d host -f kv --skip-bad "$T/bad" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv --skip-bad "$T/bad" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'device gather: 30010 records' "$T/err" || fail "$(cat "$T/err")"
 }
 
 @test "records gathered on the device: several inputs, runs of -S, a pipe, as the host writes them" {
