@@ -9,11 +9,11 @@
  * up beside the line table, whose entry of a line is where it lies (a
  * host address, less base) and its length without the line end; the
  * output is the lines in the words' order, each with its line end.  Each
- * work-item takes LINES_PER_ITEM lines in a row, so that it writes one
- * stretch of the output: line_sums adds up the bytes of each work-group's
- * lines, line_scan turns those sums into where each group's bytes start,
- * and line_copy places its items' stretches within its group's by a scan
- * in local memory and copies the lines. */
+ * work-item takes LINES_PER_ITEM lines in a row: line_sums adds up the
+ * bytes of each work-group's lines, line_scan turns those sums into where
+ * each group's bytes start, and line_copy places its items' lines within
+ * its group's by a scan in local memory, then copies each line with a
+ * team of work-items. */
 
 #if defined(GATHER) || defined(GATHER_LINES)
 #if WORD_BITS == 128
@@ -50,7 +50,11 @@ __kernel void gather_records(__global const word_t *words, __global const uchar 
 #endif
 
 #ifdef GATHER_LINES
-#define LINES_PER_ITEM 16
+#define LINES_PER_ITEM 4
+#define LINES_PER_GROUP (LINES_WG * LINES_PER_ITEM)
+/* Work-items that copy one line together (a warp on NVIDIA's GPUs): their
+ * reads and writes of it fall side by side. */
+#define TEAM (LINES_WG < 32 ? LINES_WG : 32)
 
 /* Bytes of this work-item's lines of sorted, each with its line end. */
 static ulong item_bytes(__global const word_t *sorted, __global const ulong2 *ents, ulong first,
@@ -115,27 +119,41 @@ __kernel void line_scan(__global ulong *sums, const ulong groups)
 	}
 }
 
+/* Where each of the group's lines goes (its work-items' stretches placed
+ * by a scan of their sizes), then each line copied by a team of TEAM
+ * work-items. */
 __kernel void line_copy(__global const word_t *sorted, __global const ulong2 *ents,
 			__global const uchar *text, __global uchar *out, __global const ulong *sums,
 			const ulong n, const ulong base, const uchar eol)
 {
 	__local ulong part[LINES_WG];
+	__local ulong place[LINES_PER_GROUP];
 	const size_t lid = get_local_id(0), g = get_group_id(0);
-	const ulong first = ((ulong)g * LINES_WG + lid) * LINES_PER_ITEM;
+	const ulong group_first = (ulong)g * LINES_PER_GROUP;
+	const ulong first = group_first + (ulong)lid * LINES_PER_ITEM;
 	const ulong mine = first < n ? item_bytes(sorted, ents, first, n) : 0;
-	ulong at, k, j;
+	const size_t team = lid / TEAM, lane = lid % TEAM;
+	ulong at, k, j, l;
 
 	part[lid] = mine;
 	barrier(CLK_LOCAL_MEM_FENCE);
 	scan_local(part, lid);
 	at = sums[g] + part[lid] - mine;
 	for (k = 0; k < LINES_PER_ITEM && first + k < n; k++) {
-		const ulong2 e = ents[WORD_INDEX(sorted[first + k])];
+		place[lid * LINES_PER_ITEM + k] = at;
+		at += ents[WORD_INDEX(sorted[first + k])].y + 1;
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (team >= LINES_WG / TEAM)
+		return;
+	for (l = team; l < LINES_PER_GROUP && group_first + l < n; l += LINES_WG / TEAM) {
+		const ulong2 e = ents[WORD_INDEX(sorted[group_first + l])];
 		__global const uchar *src = text + (e.x - base);
-		for (j = 0; j < e.y; j++)
-			out[at + j] = src[j];
-		out[at + e.y] = eol;
-		at += e.y + 1;
+		__global uchar *dst = out + place[l];
+		for (j = lane; j < e.y; j += TEAM)
+			dst[j] = src[j];
+		if (lane == 0)
+			dst[e.y] = eol;
 	}
 }
 #endif

@@ -75,11 +75,17 @@ nomem:
 
 /* Lines each work-group of the lines' kernels takes: LINES_PER_ITEM
  * (kernels/gather.cl) for each of its work-items. */
-#define LINES_PER_ITEM 16
+#define LINES_PER_ITEM 4
 
+/* The lines' work-groups: GATHER_WG, or the largest power of two the
+ * device takes below it. */
 static size_t lines_wg(const struct clg *g)
 {
-	return GATHER_WG < g->d->max_wg ? GATHER_WG : g->d->max_wg;
+	size_t wg = GATHER_WG;
+
+	while (wg > g->d->max_wg)
+		wg /= 2;
+	return wg;
 }
 
 static size_t line_groups(const struct clg *g, size_t n)

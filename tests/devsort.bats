@@ -264,8 +264,8 @@ gathered() {
   gathered "$T/in" "few i64 keys, the last line without its end" -f kv -k i64 -- -f kv -k i64
   "$REFSORT" gen-kv 20011 79 f64 special > "$T/in"
   gathered "$T/in" "f64 specials" -f kv -k f64 -- -f kv -k f64
-  # Around a work-group's 4096 lines (256 work-items of 16 lines).
-  for n in 1 2 3 4095 4096 4097 8193; do
+  # Around a work-group's 1024 lines (256 work-items of 4 lines).
+  for n in 1 2 3 1023 1024 1025 4097; do
     "$REFSORT" gen-kv $n $((90 + n % 7)) u32 50 > "$T/in"
     gathered "$T/in" "$n lines" -f kv -- -f kv
   done
