@@ -153,7 +153,8 @@ static void text_job(void *arg)
 	const uint64_t have = j->from >= j->io->text_bytes ? 0 : j->io->text_bytes - j->from;
 	const size_t n = have < j->len ? (size_t)have : j->len;
 
-	memcpy(j->dst, j->io->text + j->from, n);
+	if (n)
+		memcpy(j->dst, j->io->text + j->from, n);
 	memset(j->dst + n, 0, j->len - n);
 }
 
