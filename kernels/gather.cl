@@ -52,20 +52,11 @@ __kernel void gather_records(__global const word_t *words, __global const uchar 
 #ifdef GATHER_LINES
 #define LINES_PER_ITEM 4
 #define LINES_PER_GROUP (LINES_WG * LINES_PER_ITEM)
+/* Bytes of text each work-item of line_count and line_starts looks at. */
+#define TEXT_PER_ITEM 256
 /* Work-items that copy one line together (a warp on NVIDIA's GPUs): their
  * reads and writes of it fall side by side. */
 #define TEAM (LINES_WG < 32 ? LINES_WG : 32)
-
-/* Bytes of this work-item's lines of sorted, each with its line end. */
-static ulong item_bytes(__global const word_t *sorted, __global const ulong2 *ents, ulong first,
-			ulong n)
-{
-	ulong s = 0, k;
-
-	for (k = 0; k < LINES_PER_ITEM && first + k < n; k++)
-		s += ents[WORD_INDEX(sorted[first + k])].y + 1;
-	return s;
-}
 
 /* part[lid] becomes the sum of part[0..lid] (Hillis and Steele); every
  * work-item of the group calls it. */
@@ -81,23 +72,41 @@ static void scan_local(__local ulong *part, size_t lid)
 	}
 }
 
-__kernel void line_sums(__global const word_t *sorted, __global const ulong2 *ents,
-			__global ulong *sums, const ulong n)
+/* part[0] becomes the sum of part[0..LINES_WG). */
+static void reduce_local(__local ulong *part, size_t lid)
 {
-	__local ulong part[LINES_WG];
-	const size_t lid = get_local_id(0), g = get_group_id(0);
-	const ulong first = ((ulong)g * LINES_WG + lid) * LINES_PER_ITEM;
 	uint stride;
 
-	part[lid] = first < n ? item_bytes(sorted, ents, first, n) : 0;
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (stride = LINES_WG / 2; stride > 0; stride >>= 1) {
 		if (lid < stride)
 			part[lid] += part[lid + stride];
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
+}
+
+/* Line ends in this work-item's stretch of the text. */
+static ulong item_ends(__global const uchar *text, ulong from, ulong bytes, uchar eol)
+{
+	const ulong to = from + TEXT_PER_ITEM < bytes ? from + TEXT_PER_ITEM : bytes;
+	ulong c = 0, i;
+
+	for (i = from; i < to; i++)
+		c += text[i] == eol;
+	return c;
+}
+
+/* The line ends in each work-group's stretch of the text. */
+__kernel void line_count(__global const uchar *text, const ulong bytes, __global ulong *counts,
+			 const uchar eol)
+{
+	__local ulong part[LINES_WG];
+	const size_t lid = get_local_id(0), g = get_group_id(0);
+
+	part[lid] = item_ends(text, ((ulong)g * LINES_WG + lid) * TEXT_PER_ITEM, bytes, eol);
+	reduce_local(part, lid);
 	if (lid == 0)
-		sums[g] = part[0];
+		counts[g] = part[0];
 }
 
 /* One work-group: sums[g] becomes the sum of sums[0..g). */
@@ -119,19 +128,66 @@ __kernel void line_scan(__global ulong *sums, const ulong groups)
 	}
 }
 
+/* Where each line starts: starts[k + 1] just past the k-th line end of the
+ * text (counts: the line ends before each work-group's stretch). */
+__kernel void line_starts(__global const uchar *text, const ulong bytes,
+			  __global const ulong *counts, __global ulong *starts, const uchar eol)
+{
+	__local ulong part[LINES_WG];
+	const size_t lid = get_local_id(0), g = get_group_id(0);
+	const ulong from = ((ulong)g * LINES_WG + lid) * TEXT_PER_ITEM;
+	const ulong to = from + TEXT_PER_ITEM < bytes ? from + TEXT_PER_ITEM : bytes;
+	const ulong mine = item_ends(text, from, bytes, eol);
+	ulong k, i;
+
+	part[lid] = mine;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	scan_local(part, lid);
+	k = counts[g] + part[lid] - mine;
+	for (i = from; i < to; i++)
+		if (text[i] == eol)
+			starts[++k] = i + 1;
+}
+
+/* Bytes of this work-item's lines of sorted, each with its line end. */
+static ulong item_bytes(__global const word_t *sorted, __global const ulong *starts, ulong first,
+			ulong n)
+{
+	ulong s = 0, k;
+
+	for (k = 0; k < LINES_PER_ITEM && first + k < n; k++) {
+		const ulong i = WORD_INDEX(sorted[first + k]);
+		s += starts[i + 1] - starts[i];
+	}
+	return s;
+}
+
+__kernel void line_sums(__global const word_t *sorted, __global const ulong *starts,
+			__global ulong *sums, const ulong n)
+{
+	__local ulong part[LINES_WG];
+	const size_t lid = get_local_id(0), g = get_group_id(0);
+	const ulong first = ((ulong)g * LINES_WG + lid) * LINES_PER_ITEM;
+
+	part[lid] = first < n ? item_bytes(sorted, starts, first, n) : 0;
+	reduce_local(part, lid);
+	if (lid == 0)
+		sums[g] = part[0];
+}
+
 /* Where each of the group's lines goes (its work-items' stretches placed
  * by a scan of their sizes), then each line copied by a team of TEAM
  * work-items. */
-__kernel void line_copy(__global const word_t *sorted, __global const ulong2 *ents,
+__kernel void line_copy(__global const word_t *sorted, __global const ulong *starts,
 			__global const uchar *text, __global uchar *out, __global const ulong *sums,
-			const ulong n, const ulong base, const uchar eol)
+			const ulong n, const uchar eol)
 {
 	__local ulong part[LINES_WG];
 	__local ulong place[LINES_PER_GROUP];
 	const size_t lid = get_local_id(0), g = get_group_id(0);
 	const ulong group_first = (ulong)g * LINES_PER_GROUP;
 	const ulong first = group_first + (ulong)lid * LINES_PER_ITEM;
-	const ulong mine = first < n ? item_bytes(sorted, ents, first, n) : 0;
+	const ulong mine = first < n ? item_bytes(sorted, starts, first, n) : 0;
 	const size_t team = lid / TEAM, lane = lid % TEAM;
 	ulong at, k, j, l;
 
@@ -140,20 +196,22 @@ __kernel void line_copy(__global const word_t *sorted, __global const ulong2 *en
 	scan_local(part, lid);
 	at = sums[g] + part[lid] - mine;
 	for (k = 0; k < LINES_PER_ITEM && first + k < n; k++) {
+		const ulong i = WORD_INDEX(sorted[first + k]);
 		place[lid * LINES_PER_ITEM + k] = at;
-		at += ents[WORD_INDEX(sorted[first + k])].y + 1;
+		at += starts[i + 1] - starts[i];
 	}
 	barrier(CLK_LOCAL_MEM_FENCE);
 	if (team >= LINES_WG / TEAM)
 		return;
 	for (l = team; l < LINES_PER_GROUP && group_first + l < n; l += LINES_WG / TEAM) {
-		const ulong2 e = ents[WORD_INDEX(sorted[group_first + l])];
-		__global const uchar *src = text + (e.x - base);
+		const ulong i = WORD_INDEX(sorted[group_first + l]);
+		const ulong start = starts[i], len = starts[i + 1] - start - 1;
+		__global const uchar *src = text + start;
 		__global uchar *dst = out + place[l];
-		for (j = lane; j < e.y; j += TEAM)
+		for (j = lane; j < len; j += TEAM)
 			dst[j] = src[j];
 		if (lane == 0)
-			dst[e.y] = eol;
+			dst[len] = eol;
 	}
 }
 #endif

@@ -336,8 +336,8 @@ int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_
 /* What goes up beside the words, while they are sorted, and comes down in
  * their order instead of them (the gather prepared for it): units words'
  * worth of records of rec_size bytes that the words index
- * (eng_sort_records), or of kv lines' table entries, with lines not NULL
- * their text too, the output then the lines themselves (eng_sort_lines). */
+ * (eng_sort_records), or, lines not NULL, the text of the kv lines they
+ * index, the output then the lines themselves (eng_sort_lines). */
 struct beside {
 	eng_producer records;
 	size_t rec_size, units;
@@ -462,8 +462,9 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 		const cl_mem out = e->gather.out ? e->gather.out : result == e->buf ? e->buf2 : e->buf;
 		clFlush(e->dev->queue);
 		what = "upload to the device";
-		err = upload_beside(e, e->gather.recs, chunks, bs->units, chunk_tiles, up, bs->records,
-				    ctx, &cb);
+		if (bs->records)
+			err = upload_beside(e, e->gather.recs, chunks, bs->units, chunk_tiles, up,
+					    bs->records, ctx, &cb);
 		if (err == CL_SUCCESS && !cb && bs->lines)
 			err = upload_beside(e, e->gather.text, chunks + rchunks, bs->shape.text_words,
 					    chunk_tiles, up, bs->lines->text, ctx, &cb);
@@ -583,7 +584,7 @@ static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_
 			    eng_producer records, eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	struct beside bs = { records, rec_size, 0, NULL, { 0, 0, 0, 0, 0, 0 } };
+	struct beside bs = { records, rec_size, 0, NULL, { 0, 0, 0, 0, 0 } };
 	bool own_out;
 	int rc;
 
@@ -605,20 +606,15 @@ static int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_pr
 {
 	struct cle *e = (struct cle *)base;
 	const size_t ws = e->sh.wsize;
-	struct beside bs = { l->entries, ENG_LINE_ENTRY, 0, l, { 0, 0, 0, 0, 0, 0 } };
-	uint64_t beside;
+	struct beside bs = { NULL, 0, 0, l, { 0, 0, 0, 0, 0 } };
 	int rc;
 
-	bs.units = clg_words((uint64_t)l->n * ENG_LINE_ENTRY, ws);
-	bs.shape = (struct clg_lines){ l->n, bs.units, clg_words(l->text_bytes, ws), l->base,
+	bs.shape = (struct clg_lines){ l->n, clg_words(l->text_bytes, ws), l->text_bytes,
 				       l->out_bytes, l->eol };
-	/* The table, text and output, and what each work-group's lines come
-	 * to (one sum per 2^10 lines or more). */
-	beside = ((uint64_t)bs.units + bs.shape.text_words + clg_words(l->out_bytes, ws)) * ws +
-		 (uint64_t)l->n / 1024 * 8 + 8;
 	if (!may_gather(e, l->n, &rc))
 		return rc ? rc : ENG_NO_RECORDS;
-	if (!gather_fits(e, l->n, beside) || clg_prepare_lines(&e->gather, &bs.shape))
+	if (!gather_fits(e, l->n, clg_lines_bytes(&e->gather, &bs.shape)) ||
+	    clg_prepare_lines(&e->gather, &bs.shape))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu lines put in order on the device, their text with them",
 		 l->n);

@@ -27,12 +27,15 @@ static void release_mem(cl_mem *m)
 
 void clg_release(struct clg *g)
 {
-	cl_kernel *k[] = { &g->kernel, &g->line_sums, &g->line_scan, &g->line_copy };
+	cl_kernel *k[] = { &g->kernel, &g->line_count, &g->line_scan, &g->line_starts,
+			   &g->line_sums, &g->line_copy };
 	size_t i;
 
 	release_mem(&g->recs);
 	release_mem(&g->out);
 	release_mem(&g->text);
+	release_mem(&g->counts);
+	release_mem(&g->starts);
 	release_mem(&g->sums);
 	for (i = 0; i < sizeof k / sizeof k[0]; i++) {
 		if (*k[i])
@@ -44,7 +47,7 @@ void clg_release(struct clg *g)
 	if (g->lines_prog)
 		clReleaseProgram(g->lines_prog);
 	g->prog = g->lines_prog = NULL;
-	g->recs_words = g->text_words = g->sums_n = g->out_words = 0;
+	g->recs_words = g->text_words = g->counts_n = g->starts_n = g->sums_n = g->out_words = 0;
 }
 
 int clg_prepare(struct clg *g, size_t units, bool own_out)
@@ -73,9 +76,11 @@ nomem:
 	return 1;
 }
 
-/* Lines each work-group of the lines' kernels takes: LINES_PER_ITEM
- * (kernels/gather.cl) for each of its work-items. */
+/* Lines each work-group of the lines' kernels takes, and bytes of text:
+ * LINES_PER_ITEM and TEXT_PER_ITEM (kernels/gather.cl) for each of its
+ * work-items. */
 #define LINES_PER_ITEM 4
+#define TEXT_PER_ITEM 256
 
 /* The lines' work-groups: GATHER_WG, or the largest power of two the
  * device takes below it. */
@@ -88,100 +93,152 @@ static size_t lines_wg(const struct clg *g)
 	return wg;
 }
 
-static size_t line_groups(const struct clg *g, size_t n)
+static size_t groups_of(uint64_t items, size_t per)
 {
-	const size_t per = lines_wg(g) * LINES_PER_ITEM;
-	return (n + per - 1) / per;
+	return (size_t)((items + per - 1) / per);
+}
+
+static size_t line_groups(const struct clg *g, const struct clg_lines *l)
+{
+	return groups_of(l->n, lines_wg(g) * LINES_PER_ITEM);
+}
+
+static size_t text_groups(const struct clg *g, const struct clg_lines *l)
+{
+	return groups_of(l->text_bytes, lines_wg(g) * TEXT_PER_ITEM);
+}
+
+uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l)
+{
+	return ((uint64_t)l->text_words + clg_words(l->out_bytes, g->wsize)) * g->wsize +
+	       ((uint64_t)l->n + 1 + line_groups(g, l) + text_groups(g, l)) * sizeof(cl_ulong);
+}
+
+/* *m holding at least want units of size bytes, made anew where it holds
+ * fewer (*have: the units it holds).  CL_SUCCESS or the error. */
+static cl_int room(struct clg *g, cl_mem *m, size_t *have, size_t want, size_t size)
+{
+	cl_int err = CL_SUCCESS;
+
+	if (*have >= want)
+		return CL_SUCCESS;
+	release_mem(m);
+	*have = 0;
+	if ((*m = dev_buffer(g->d, want * size, &err)))
+		*have = want;
+	return err;
 }
 
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l)
 {
-	const size_t out_words = clg_words(l->out_bytes, g->wsize), groups = line_groups(g, l->n);
-	cl_int err = CL_SUCCESS;
+	cl_int err = room(g, &g->text, &g->text_words, l->text_words, g->wsize);
 
-	if (clg_prepare(g, l->entry_words, false))
-		return 1;
-	if (g->text_words < l->text_words) {
-		release_mem(&g->text);
-		g->text_words = 0;
-		if (!(g->text = dev_buffer(g->d, l->text_words * g->wsize, &err)))
-			goto nomem;
-		g->text_words = l->text_words;
-	}
-	if (g->out_words < out_words) {
-		release_mem(&g->out);
-		g->out_words = 0;
-		if (!(g->out = dev_buffer(g->d, out_words * g->wsize, &err)))
-			goto nomem;
-		g->out_words = out_words;
-	}
-	if (g->sums_n < groups) {
-		release_mem(&g->sums);
-		g->sums_n = 0;
-		if (!(g->sums = dev_buffer(g->d, groups * sizeof(cl_ulong), &err)))
-			goto nomem;
-		g->sums_n = groups;
-	}
-	return 0;
-nomem:
+	if (err == CL_SUCCESS)
+		err = room(g, &g->out, &g->out_words, clg_words(l->out_bytes, g->wsize), g->wsize);
+	if (err == CL_SUCCESS)
+		err = room(g, &g->starts, &g->starts_n, l->n + 1, sizeof(cl_ulong));
+	if (err == CL_SUCCESS)
+		err = room(g, &g->counts, &g->counts_n, text_groups(g, l), sizeof(cl_ulong));
+	if (err == CL_SUCCESS)
+		err = room(g, &g->sums, &g->sums_n, line_groups(g, l), sizeof(cl_ulong));
+	if (err == CL_SUCCESS)
+		return 0;
 	msg_info(2, "device gather: no room for %zu lines' text (%s)", l->n, dev_strerror(err));
 	return 1;
 }
 
 int clg_build_lines(struct clg *g, const char *options)
 {
-	static const char *const names[] = { "line_sums", "line_scan", "line_copy" };
-	cl_kernel k[3];
+	static const char *const names[] = { "line_count", "line_scan", "line_starts", "line_sums",
+					     "line_copy" };
+	cl_kernel k[5];
 	char opts[640];
 
 	if (g->line_copy)
 		return 0;
 	g->lines_wg = lines_wg(g);
 	snprintf(opts, sizeof opts, "%s -DGATHER_LINES -DLINES_WG=%zu", options, g->lines_wg);
-	if (clb_build(g->d, opts, names, 3, &g->lines_prog, k))
+	if (clb_build(g->d, opts, names, 5, &g->lines_prog, k))
 		return CLS_E_FAIL;
-	g->line_sums = k[0];
+	g->line_count = k[0];
 	g->line_scan = k[1];
-	g->line_copy = k[2];
+	g->line_starts = k[2];
+	g->line_sums = k[3];
+	g->line_copy = k[4];
 	return 0;
+}
+
+/* Enqueue kernel k on q over groups work-groups after *after (released,
+ * and set to the kernel's event). */
+static cl_int run_after(struct clg *g, cl_command_queue q, cl_kernel k, size_t groups,
+			cl_event *after)
+{
+	const size_t local = g->lines_wg, global = groups * local;
+	cl_event ev = NULL;
+	cl_int err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, *after ? 1 : 0,
+					    *after ? after : NULL, &ev);
+
+	if (*after)
+		clReleaseEvent(*after);
+	*after = ev;
+	return err;
 }
 
 cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
 			 cl_uint nwait, const cl_event *wait, cl_event *done)
 {
-	const cl_ulong n = l->n, groups = line_groups(g, l->n), base = l->base;
+	const cl_ulong n = l->n, lgroups = line_groups(g, l), tgroups = text_groups(g, l);
+	const cl_ulong bytes = l->text_bytes;
 	const cl_uchar eol = l->eol;
-	const size_t local = g->lines_wg, global = (size_t)groups * local;
-	cl_event summed = NULL, scanned = NULL;
+	cl_event ev = NULL;
 	cl_int err;
 
-	err = clSetKernelArg(g->line_sums, 0, sizeof sorted, &sorted);
-	err |= clSetKernelArg(g->line_sums, 1, sizeof g->recs, &g->recs);
+	/* Where the first line starts, and past the last: the output's size
+	 * (a last line without its end gets one). */
+	g->ends[0] = 0;
+	g->ends[1] = l->out_bytes;
+	err = clEnqueueWriteBuffer(q, g->starts, CL_FALSE, 0, sizeof g->ends[0], &g->ends[0], nwait,
+				   wait, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueWriteBuffer(q, g->starts, CL_FALSE, n * sizeof(cl_ulong),
+					   sizeof g->ends[1], &g->ends[1], 0, NULL, &ev);
+	err |= clSetKernelArg(g->line_count, 0, sizeof g->text, &g->text);
+	err |= clSetKernelArg(g->line_count, 1, sizeof bytes, &bytes);
+	err |= clSetKernelArg(g->line_count, 2, sizeof g->counts, &g->counts);
+	err |= clSetKernelArg(g->line_count, 3, sizeof eol, &eol);
+	err |= clSetKernelArg(g->line_scan, 0, sizeof g->counts, &g->counts);
+	err |= clSetKernelArg(g->line_scan, 1, sizeof tgroups, &tgroups);
+	if (err == CL_SUCCESS)
+		err = run_after(g, q, g->line_count, tgroups, &ev);
+	if (err == CL_SUCCESS)
+		err = run_after(g, q, g->line_scan, 1, &ev);
+	err |= clSetKernelArg(g->line_starts, 0, sizeof g->text, &g->text);
+	err |= clSetKernelArg(g->line_starts, 1, sizeof bytes, &bytes);
+	err |= clSetKernelArg(g->line_starts, 2, sizeof g->counts, &g->counts);
+	err |= clSetKernelArg(g->line_starts, 3, sizeof g->starts, &g->starts);
+	err |= clSetKernelArg(g->line_starts, 4, sizeof eol, &eol);
+	if (err == CL_SUCCESS)
+		err = run_after(g, q, g->line_starts, tgroups, &ev);
+	err |= clSetKernelArg(g->line_sums, 0, sizeof sorted, &sorted);
+	err |= clSetKernelArg(g->line_sums, 1, sizeof g->starts, &g->starts);
 	err |= clSetKernelArg(g->line_sums, 2, sizeof g->sums, &g->sums);
 	err |= clSetKernelArg(g->line_sums, 3, sizeof n, &n);
+	if (err == CL_SUCCESS)
+		err = run_after(g, q, g->line_sums, lgroups, &ev);
 	err |= clSetKernelArg(g->line_scan, 0, sizeof g->sums, &g->sums);
-	err |= clSetKernelArg(g->line_scan, 1, sizeof groups, &groups);
+	err |= clSetKernelArg(g->line_scan, 1, sizeof lgroups, &lgroups);
+	if (err == CL_SUCCESS)
+		err = run_after(g, q, g->line_scan, 1, &ev);
 	err |= clSetKernelArg(g->line_copy, 0, sizeof sorted, &sorted);
-	err |= clSetKernelArg(g->line_copy, 1, sizeof g->recs, &g->recs);
+	err |= clSetKernelArg(g->line_copy, 1, sizeof g->starts, &g->starts);
 	err |= clSetKernelArg(g->line_copy, 2, sizeof g->text, &g->text);
 	err |= clSetKernelArg(g->line_copy, 3, sizeof g->out, &g->out);
 	err |= clSetKernelArg(g->line_copy, 4, sizeof g->sums, &g->sums);
 	err |= clSetKernelArg(g->line_copy, 5, sizeof n, &n);
-	err |= clSetKernelArg(g->line_copy, 6, sizeof base, &base);
-	err |= clSetKernelArg(g->line_copy, 7, sizeof eol, &eol);
+	err |= clSetKernelArg(g->line_copy, 6, sizeof eol, &eol);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(q, g->line_sums, 1, NULL, &global, &local, nwait, wait,
-					     &summed);
-	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(q, g->line_scan, 1, NULL, &local, &local, 1, &summed,
-					     &scanned);
-	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(q, g->line_copy, 1, NULL, &global, &local, 1, &scanned,
-					     done);
-	if (summed)
-		clReleaseEvent(summed);
-	if (scanned)
-		clReleaseEvent(scanned);
+		err = run_after(g, q, g->line_copy, lgroups, &ev);
+	*done = ev;
 	return err;
 }
 

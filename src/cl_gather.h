@@ -24,24 +24,23 @@ struct clg {
 	cl_mem out;		/* ...and in the words' order, where the sort's free
 				 * buffer cannot hold them */
 	size_t recs_words;	/* words' worth each holds */
-	/* Lines: their text, what each work-group's lines come to, and the
+	/* Lines: their text, the line ends before each stretch of it, where
+	 * each line starts, what each work-group's lines come to, and the
 	 * output (in out, sized out_words); a program of their own. */
 	cl_program lines_prog;
-	cl_kernel line_sums, line_scan, line_copy;
+	cl_kernel line_count, line_scan, line_starts, line_sums, line_copy;
 	size_t lines_wg;
-	cl_mem text, sums;
-	size_t text_words, sums_n, out_words;
+	cl_mem text, counts, starts, sums;
+	size_t text_words, counts_n, starts_n, sums_n, out_words;
+	cl_ulong ends[2];	/* starts[0] and starts[n], written from here */
 };
 
-/* Lines put in order on the device: n lines of a text of text_words words'
- * worth, whose line table's entries (struct kv_line: where a line lies
- * and its length without its line end) are in recs, base the host
- * address the text starts at; out_bytes what they come to, each with its
- * line end eol. */
+/* Lines put in order on the device: the n lines of a text of text_bytes
+ * (text_words words' worth), which the sorted words index in order;
+ * out_bytes what they come to, each with its line end eol. */
 struct clg_lines {
-	size_t n;
-	size_t entry_words, text_words;
-	uint64_t base, out_bytes;
+	size_t n, text_words;
+	uint64_t text_bytes, out_bytes;
 	unsigned char eol;
 };
 
@@ -63,15 +62,18 @@ int clg_build(struct clg *g, const char *options);
 cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,
 		   size_t rec_size, cl_uint nwait, const cl_event *wait, cl_event *done);
 
-/* Room for the lines of l: their table, text, output and sums.  0, or 1
- * where the device cannot hold them (-vv says so). */
+/* Device bytes the lines of l take: their text, where each starts, the
+ * output and the kernels' sums. */
+uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l);
+/* Room for the lines of l (clg_lines_bytes).  0, or 1 where the device
+ * cannot hold them (-vv says so). */
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l);
 /* The lines' kernels, built with options once the sort's program is.  0
  * or CLS_E_FAIL after a message. */
 int clg_build_lines(struct clg *g, const char *options);
-/* Enqueue on q, after the nwait events of wait (the table's and text's
- * uploads), the lines of l in the order of the sorted words into g->out;
- * *done the event of the last kernel.  CL_SUCCESS or the error. */
+/* Enqueue on q, after the nwait events of wait (the text's uploads), the
+ * lines of l in the order of the sorted words into g->out; *done the
+ * event of the last kernel.  CL_SUCCESS or the error. */
 cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
 			 cl_uint nwait, const cl_event *wait, cl_event *done);
 /* Where a buffer of bytes comes to whole words' worth. */

@@ -38,18 +38,14 @@ typedef int (*eng_consumer)(void *ctx, const void *src, size_t first, size_t cou
 
 struct engine;
 
-/* kv lines that eng_sort_lines puts in order, text and all: n lines, one
- * word each, entries filling units of their line table (in index order,
- * each ENG_LINE_ENTRY bytes: the host address of the line, then its
- * length without its line end, 64 bits each, as struct kv_line on 64-bit
- * hosts), text units of the text_bytes they lie in, which start at the
- * host address base; out_bytes what they come to, each with its line end
- * eol. */
-#define ENG_LINE_ENTRY 16
+/* kv lines that eng_sort_lines puts in order, text and all: the n lines
+ * (one word each, which index them in order) of the text_bytes of text
+ * fills in units, each line ending in eol but perhaps the last; out_bytes
+ * what they come to, each with its line end. */
 struct eng_lines {
 	size_t n;
-	eng_producer entries, text;
-	uint64_t text_bytes, base, out_bytes;
+	eng_producer text;
+	uint64_t text_bytes, out_bytes;
 	unsigned char eol;
 };
 

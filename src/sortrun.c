@@ -244,11 +244,10 @@ static int consume_text(void *arg, const void *src, size_t first, size_t count)
 	return rc;
 }
 
-_Static_assert(sizeof(struct kv_line) == ENG_LINE_ENTRY, "a line table entry is the engine's");
-
 /* kv lines of run b put in order by the engine, text and all, where they
- * are one slice of an input with none dropped: ENG_NO_RECORDS where the
- * engine does not (eng_sort_lines) or they are not. */
+ * are one slice of an input with none dropped (so that the words' indexes
+ * number its lines): ENG_NO_RECORDS where the engine does not
+ * (eng_sort_lines) or they are not. */
 static int sort_lines(struct engine *e, const struct enc_format *f, const struct enc_batch *b,
 		      struct run_io *io)
 {
@@ -262,8 +261,8 @@ static int sort_lines(struct engine *e, const struct enc_format *f, const struct
 	/* Every line of the slice, each with its line end: a last one
 	 * without it gets one. */
 	io->out_bytes = sl->len + (sl->len && io->text[sl->len - 1] != (unsigned char)f->eol);
-	l = (struct eng_lines){ b->n, produce_records, produce_text, io->text_bytes,
-				(uint64_t)(uintptr_t)io->text, io->out_bytes, (unsigned char)f->eol };
+	l = (struct eng_lines){ b->n, produce_text, io->text_bytes, io->out_bytes,
+				(unsigned char)f->eol };
 	return eng_sort_lines(e, &l, produce, consume_text, io);
 }
 

@@ -293,6 +293,16 @@ gathered() {
   CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv -z "$T/z" > "$T/got" 2> "$T/err"
   cmp "$T/want" "$T/got" || fail "-z: not the host's bytes"
   grep -q 'device gather: 300 lines' "$T/err" || fail "$(cat "$T/err")"
+  # One line, and two, without a last line end.
+  printf '5:x' > "$T/one"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv "$T/one" > "$T/got" 2> "$T/err"
+  [ "$(cat "$T/got")" = 5:x ] && [ "$(od -An -c "$T/got" | tr -d ' ')" = '5:x\n' ] ||
+    fail "one line: $(od -c "$T/got")"
+  grep -q 'device gather: 1 lines' "$T/err" || fail "$(cat "$T/err")"
+  printf '9:b\n5:a' > "$T/two"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -f kv "$T/two" > "$T/got"
+  [ "$(cat "$T/got")" = "$(printf '5:a\n9:b')" ] && [ "$(tail -c 1 "$T/got" | od -An -c | tr -d ' ')" = '\n' ] ||
+    fail "two lines: $(od -c "$T/got")"
   # --skip-bad drops a line: their table's entries alone, the host
   # writing the lines.
   "$REFSORT" gen-kv 30011 83 > "$T/in"

@@ -172,10 +172,10 @@ grind_u32() {
 
 # Data races only: the sums line_sums writes and line_scan reads are taken
 # for uninitialized, as a second merge pass's words are (below).
-@test "kv lines put in order on the device with their text (line_sums, line_scan, line_copy), two work-groups: no data race" {
+@test "kv lines put in order on the device with their text (line_count, line_starts, line_sums, line_scan, line_copy), two work-groups: no data race" {
   export CLSORT_WG=16 CLSORT_EPT=4
-  # Work-groups of 1024 lines; values of up to 100 bytes, teams of 32
-  # work-items copying each line.
+  # Work-groups of 1024 lines and of 64 KiB of text (about 80 KB here);
+  # values of up to 100 bytes, teams of 32 work-items copying each line.
   awk 'BEGIN { srand(74); for (i = 0; i < 1500; i++) {
     printf "%d:", int(rand() * 300); for (j = int(rand() * 100); j > 0; j--) printf "v"; print "" } }' \
     > "$T/in"
