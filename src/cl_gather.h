@@ -4,7 +4,9 @@
  * device, so that what comes down is the output itself (kernels/gather.cl).
  * The host then writes records in order instead of reading each from
  * wherever it lies in the input: a random read a record, which on the GPU
- * machine cost more than the sort and the transfers together. */
+ * machine cost more than the sort and the transfers together.  kv lines
+ * likewise: their text goes up, the device finds the lines in it and
+ * copies them into the words' order, each with its line end. */
 #ifndef CLSORT_CL_GATHER_H
 #define CLSORT_CL_GATHER_H
 
