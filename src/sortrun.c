@@ -195,14 +195,15 @@ static int produce_text(void *arg, void *dst, size_t first, size_t count)
 	return produce_units(arg, text_job, dst, first, count);
 }
 
-/* Units [first, first+count) of the run's records in order: the output's
- * next bytes (kv: the next lines' entries in the line table), but for the
- * last unit's padding. */
-static int consume_records(void *arg, const void *src, size_t first, size_t count)
+/* Units [first, first+count) of what comes down in order instead of the
+ * words, total bytes in all (the last unit padded): the output's next
+ * bytes, or with entries kv lines' entries in the line table, whose lines
+ * are written. */
+static int write_units(const struct run_io *io, const void *src, uint64_t total, size_t first,
+		       size_t count, bool entries)
 {
-	const struct run_io *io = arg;
-	const size_t ws = word_size(io->f->kind), rs = enc_record_bytes(io->f);
-	const uint64_t total = (uint64_t)io->b->n * rs, at = (uint64_t)first * ws;
+	const size_t ws = word_size(io->f->kind);
+	const uint64_t at = (uint64_t)first * ws;
 	const size_t bytes = at >= total ? 0 : total - at < count * ws ? (size_t)(total - at) : count * ws;
 	double t0 = now_sec();
 	int rc;
@@ -214,34 +215,30 @@ static int consume_records(void *arg, const void *src, size_t first, size_t coun
 	}
 	/* Whole lines' entries in each call: units come in chunks of whole
 	 * tiles, a power of two words. */
-	if (io->f->fmt == CLS_FMT_KV)
-		rc = out_emit_lines(io->w, io->f, src, bytes / rs);
+	if (entries)
+		rc = out_emit_lines(io->w, io->f, src, bytes / sizeof(struct kv_line));
 	else
 		rc = out_write(io->w, src, bytes);
 	io->t->consume += now_sec() - t0;
 	return rc;
 }
 
-/* Units [first, first+count) of the run's lines in order, each with its
- * line end: the output's next bytes, but for the last unit's padding. */
+/* The run's records in order (kv lines: their entries in the line
+ * table). */
+static int consume_records(void *arg, const void *src, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+
+	return write_units(io, src, (uint64_t)io->b->n * enc_record_bytes(io->f), first, count,
+			   io->f->fmt == CLS_FMT_KV);
+}
+
+/* The run's lines in order, each with its line end. */
 static int consume_text(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
-	const uint64_t at = (uint64_t)first * word_size(io->f->kind);
-	const size_t bytes = at >= io->out_bytes ? 0 :
-			     io->out_bytes - at < count * word_size(io->f->kind) ?
-			     (size_t)(io->out_bytes - at) : count * word_size(io->f->kind);
-	double t0 = now_sec();
-	int rc;
 
-	if (io->warm) {
-		srt_warm_out_done(io->warm);
-		io->t->warm += now_sec() - t0;
-		t0 = now_sec();
-	}
-	rc = out_write(io->w, src, bytes);
-	io->t->consume += now_sec() - t0;
-	return rc;
+	return write_units(io, src, io->out_bytes, first, count, false);
 }
 
 /* kv lines of run b put in order by the engine, text and all, where they
