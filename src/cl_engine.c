@@ -341,6 +341,8 @@ int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_
 struct beside {
 	eng_producer records;
 	size_t rec_size, units;
+	bool own_out;			/* records: their order in the gather's
+					 * own buffer, not the sort's free one */
 	const struct eng_lines *lines;
 	struct clg_lines shape;		/* lines: the gather's view of them */
 };
@@ -459,7 +461,8 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 		/* The records (and text) go up while the words are sorted, then
 		 * are put in their order in the buffer the sort left free, or
 		 * the gather's own. */
-		const cl_mem out = e->gather.out ? e->gather.out : result == e->buf ? e->buf2 : e->buf;
+		const cl_mem out = bs->own_out || bs->lines ? e->gather.out :
+				   result == e->buf ? e->buf2 : e->buf;
 		clFlush(e->dev->queue);
 		what = "upload to the device";
 		if (bs->records)
@@ -495,7 +498,7 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 					  (cl_uint)rchunks, up + chunks, &done);
 		if (err == CL_SUCCESS && e->dev->profiling)
 			cle_record_event(e, bs->lines ? e->gather.line_copy : e->gather.kernel, done);
-		result = bs->lines ? e->gather.out : out;
+		result = out;
 	}
 	/* Down come the records (or lines), after their gather, or the
 	 * words: after the radix sort, or chunk by chunk as the networks sort
@@ -584,29 +587,29 @@ static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_
 			    eng_producer records, eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	struct beside bs = { records, rec_size, 0, NULL, { 0, 0, 0, 0, 0 } };
-	bool own_out;
+	struct beside bs = { records, rec_size, 0, false, NULL, { 0, 0, 0, 0, 0 } };
 	int rc;
 
 	if (!may_gather(e, n, &rc))
 		return rc ? rc : ENG_NO_RECORDS;
 	bs.units = (n * rec_size + e->sh.wsize - 1) / e->sh.wsize;
-	own_out = bs.units > e->buf_words;
-	if (!gather_fits(e, n, (uint64_t)bs.units * (own_out ? 2 : 1) * e->sh.wsize) ||
-	    clg_prepare(&e->gather, bs.units, own_out))
+	bs.own_out = bs.units > e->buf_words;
+	if (!gather_fits(e, n, (uint64_t)bs.units * (bs.own_out ? 2 : 1) * e->sh.wsize) ||
+	    clg_prepare(&e->gather, bs.units, bs.own_out))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
 	return sort_words(e, n, produce, &bs, consume, ctx);
 }
 
-/* kv lines put in order on the device, text and all: where their table,
- * text and output fit beside the words within the budget, as records do. */
+/* kv lines put in order on the device, text and all: where their text,
+ * where each starts and the output fit beside the words within the
+ * budget, as records do. */
 static int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_producer produce,
 			  eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
 	const size_t ws = e->sh.wsize;
-	struct beside bs = { NULL, 0, 0, l, { 0, 0, 0, 0, 0 } };
+	struct beside bs = { NULL, 0, 0, false, l, { 0, 0, 0, 0, 0 } };
 	int rc;
 
 	bs.shape = (struct clg_lines){ l->n, clg_words(l->text_bytes, ws), l->text_bytes,

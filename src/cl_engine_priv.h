@@ -16,7 +16,7 @@
 #include "engine.h"
 
 /* Kernels of an engine: the network sort's, the merge of pieces, the
- * gather of records, the radix sort's. */
+ * gather of records, the copy of lines, the radix sort's. */
 #define NKERNELS (CLN_NKERNELS + 3 + CLR_NKERNELS)
 /* Returned when the device cannot hold the words asked for. */
 #define CLE_E_NOMEM (-10)

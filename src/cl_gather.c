@@ -50,27 +50,29 @@ void clg_release(struct clg *g)
 	g->recs_words = g->text_words = g->counts_n = g->starts_n = g->sums_n = g->out_words = 0;
 }
 
-int clg_prepare(struct clg *g, size_t units, bool own_out)
+/* *m holding at least want units of size bytes, made anew where it holds
+ * fewer (*have: the units it holds).  CL_SUCCESS or the error. */
+static cl_int room(struct clg *g, cl_mem *m, size_t *have, size_t want, size_t size)
 {
 	cl_int err = CL_SUCCESS;
 
-	if (g->recs_words < units) {
-		release_mem(&g->recs);
-		release_mem(&g->out);
-		g->recs_words = g->out_words = 0;
-		if (!(g->recs = dev_buffer(g->d, units * g->wsize, &err)))
-			goto nomem;
-		g->recs_words = units;
-	}
-	if (own_out && g->out_words < g->recs_words) {
-		release_mem(&g->out);
-		g->out_words = 0;
-		if (!(g->out = dev_buffer(g->d, g->recs_words * g->wsize, &err)))
-			goto nomem;
-		g->out_words = g->recs_words;
-	}
-	return 0;
-nomem:
+	if (*have >= want)
+		return CL_SUCCESS;
+	release_mem(m);
+	*have = 0;
+	if ((*m = dev_buffer(g->d, want * size, &err)))
+		*have = want;
+	return err;
+}
+
+int clg_prepare(struct clg *g, size_t units, bool own_out)
+{
+	cl_int err = room(g, &g->recs, &g->recs_words, units, g->wsize);
+
+	if (err == CL_SUCCESS && own_out)
+		err = room(g, &g->out, &g->out_words, units, g->wsize);
+	if (err == CL_SUCCESS)
+		return 0;
 	msg_info(2, "device gather: no room for %zu words' worth of records (%s)", units,
 		 dev_strerror(err));
 	return 1;
@@ -112,21 +114,6 @@ uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l)
 {
 	return ((uint64_t)l->text_words + clg_words(l->out_bytes, g->wsize)) * g->wsize +
 	       ((uint64_t)l->n + 1 + line_groups(g, l) + text_groups(g, l)) * sizeof(cl_ulong);
-}
-
-/* *m holding at least want units of size bytes, made anew where it holds
- * fewer (*have: the units it holds).  CL_SUCCESS or the error. */
-static cl_int room(struct clg *g, cl_mem *m, size_t *have, size_t want, size_t size)
-{
-	cl_int err = CL_SUCCESS;
-
-	if (*have >= want)
-		return CL_SUCCESS;
-	release_mem(m);
-	*have = 0;
-	if ((*m = dev_buffer(g->d, want * size, &err)))
-		*have = want;
-	return err;
 }
 
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l)

@@ -24,8 +24,8 @@ struct clg {
 	cl_kernel kernel;
 	cl_mem recs;		/* the records, in index order... */
 	cl_mem out;		/* ...and in the words' order, where the sort's free
-				 * buffer cannot hold them */
-	size_t recs_words;	/* words' worth each holds */
+				 * buffer cannot hold them (or the lines') */
+	size_t recs_words;	/* words' worth recs holds */
 	/* Lines: their text, the line ends before each stretch of it, where
 	 * each line starts, what each work-group's lines come to, and the
 	 * output (in out, sized out_words); a program of their own. */
@@ -49,8 +49,9 @@ struct clg_lines {
 void clg_init(struct clg *g, struct dev_ctx *d, size_t wsize);
 
 /* Room for units words' worth of records, in a buffer for them and, with
- * own_out, one for their order: 0, or 1 where the device cannot hold them
- * (-vv says so; the host gathers then). */
+ * own_out, in out for their order (the gather's into out is then asked
+ * for by name: out may hold an earlier run's lines): 0, or 1 where the
+ * device cannot hold them (-vv says so; the host gathers then). */
 int clg_prepare(struct clg *g, size_t units, bool own_out);
 /* The kernel, built with options (the engine's) where it is not yet: once
  * the sort's own program is built, never beside it (some implementations,

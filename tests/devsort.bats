@@ -337,6 +337,18 @@ gathered() {
   [ "$(grep -c 'device gather: ' "$T/err")" -gt 2 ] || fail "kv runs not gathered: $(cat "$T/err")"
   cat "$T/a" "$T/b" | CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -f kv > "$T/got"
   cmp "$T/want" "$T/got"
+  # Runs in turn within one input (their lines with their text) and across
+  # two (their entries, each line's 16 bytes in 128-bit words, in the sort's
+  # free buffer): lines of 4 or 5 bytes leave the lines' output buffer
+  # smaller than the entries' order, which must not go there.
+  "$REFSORT" gen-kv 3000 84 u64 1000 | sed 's/:.*/:/' > "$T/a"
+  "$REFSORT" gen-kv 3000 85 u64 1000 | sed 's/:.*/:/' > "$T/b"
+  "$CLSORT" -d host -f kv -k u64 "$T/a" "$T/b" "$T/a" > "$T/want"
+  CLSORT_MERGE_RUNS=host CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -S 16K -f kv -k u64 \
+    "$T/a" "$T/b" "$T/a" > "$T/got" 2> "$T/err" || fail "status $?: $(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  grep -q 'device gather: 1024 lines' "$T/err" && grep -q 'device gather: 1024 records' "$T/err" ||
+    fail "not both kinds of runs: $(cat "$T/err")"
 }
 
 @test "records the device does not gather: on a CPU device by default, over 256 bytes, -u, ties, CLSORT_DEVICE_GATHER=0" {
