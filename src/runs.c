@@ -574,6 +574,12 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	} else {
 		choose(o, f, total, &choice, true);
 	}
+	/* The lines of a mapped file are parsed while the device starts (a
+	 * stream's, f->ahead, while it arrived). */
+	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
+	    total && la_applies(f))
+		own = la_start(f, in->files[0].data, in->files[0].size, total,
+			       runs_lines_ahead(o, f));
 	/* Starting a device takes a while: have the input's pages and the
 	 * output's blocks ready by then.  The host engine starts at once;
 	 * on HOST_MAP_THREADS threads or more it maps a large output all the
@@ -582,12 +588,6 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	 * mapping is made while the input is encoded and sorted: sizing the
 	 * file first (in memory, its pages zeroed one by one) took 0.05-0.1
 	 * s of 0.7 for 490 MB of lines on 16 threads. */
-	/* The lines of a mapped file are parsed while the device starts (a
-	 * stream's, f->ahead, while it arrived). */
-	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
-	    total && la_applies(f))
-		own = la_start(f, in->files[0].data, in->files[0].size, total,
-			       runs_lines_ahead(o, f));
 	if (!eng_is_host(choice.device)) {
 		srt_warm_start(&warm);
 	} else if (warm.map_out && f->threads >= HOST_MAP_THREADS &&

@@ -304,11 +304,12 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 		t0 = now_sec();
 	}
 	rc = ENG_NO_RECORDS;
-	if (!bounds && records_in_order(f, b))
+	if (!bounds && records_in_order(f, b)) {
 		rc = sort_lines(e, f, b, &io);
-	if (rc == ENG_NO_RECORDS && !bounds && records_in_order(f, b))
-		rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
-				      consume_records, &io);
+		if (rc == ENG_NO_RECORDS)
+			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
+					      consume_records, &io);
+	}
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);
