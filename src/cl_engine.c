@@ -294,15 +294,17 @@ static double event_seconds(cl_event first, cl_event last)
 	return end > start ? (double)(end - start) * 1e-9 : 0;
 }
 
-/* Profiling: add a sort's transfers and kernels to the engine's times. */
-static void add_times(struct cle *e, const cl_event *up, const cl_event *down, size_t chunks)
+/* Profiling: add a sort's transfers (nup uploads, ndown downloads) and
+ * kernels to the engine's times. */
+static void add_times(struct cle *e, const cl_event *up, size_t nup, const cl_event *down,
+		      size_t ndown)
 {
 	size_t i;
 
-	for (i = 0; i < chunks; i++) {
+	for (i = 0; i < nup; i++)
 		e->times.upload += event_seconds(up[i], up[i]);
+	for (i = 0; i < ndown; i++)
 		e->times.download += event_seconds(down[i], down[i]);
-	}
 	for (i = 0; i < e->nprof; i++) {
 		const double t = event_seconds(e->prof[i], e->prof[i]);
 		e->times.sort += t;
@@ -312,7 +314,7 @@ static void add_times(struct cle *e, const cl_event *up, const cl_event *down, s
 
 int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_t off, size_t n,
 	       size_t chunk_tiles, size_t chunks, cl_event *ready, bool each, const cl_event *up,
-	       cl_event *down, eng_consumer consume, void *ctx)
+	       size_t nup, cl_event *down, eng_consumer consume, void *ctx)
 {
 	int cb = 0;
 
@@ -329,7 +331,7 @@ int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_
 		return CLS_E_FAIL;
 	}
 	if (e->dev->profiling)
-		add_times(e, up, down, chunks);
+		add_times(e, up, nup, down, chunks);
 	return 0;
 }
 
@@ -505,10 +507,10 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 	 * them. */
 	if (bs)
 		rc = cle_finish(e, err, what, result, 0, out_units, chunk_tiles, ochunks, &done, false,
-				up, down, consume, ctx);
+				up, chunks + rchunks + tchunks, down, consume, ctx);
 	else
 		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, radix ? &done : sorted,
-				!radix, up, down, consume, ctx);
+				!radix, up, chunks, down, consume, ctx);
 out:
 	/* Nothing may still be writing into words when we return. */
 	clFinish(e->xfer);

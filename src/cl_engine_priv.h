@@ -72,11 +72,11 @@ void cle_record_event(struct cle *e, cl_kernel k, cl_event ev);
 /* The end of a sort or a merge, whose launches left err (from what they
  * were doing): the n sorted words at word off of result down to consume
  * (ready and each as the download takes them), and the times of the
- * transfers and kernels added.  0, what consume returned, or CLS_E_FAIL
+ * transfers (nup uploads in up) and kernels added.  0, what consume returned, or CLS_E_FAIL
  * after a message. */
 int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_t off, size_t n,
 	       size_t chunk_tiles, size_t chunks, cl_event *ready, bool each, const cl_event *up,
-	       cl_event *down, eng_consumer consume, void *ctx);
+	       size_t nup, cl_event *down, eng_consumer consume, void *ctx);
 /* The engine's sort and merge (eng_ops). */
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx);
 int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t k, eng_producer produce,

@@ -108,8 +108,8 @@ int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t k, eng
 		to ^= from;
 		from ^= to;
 	}
-	rc = cle_finish(e, err, what, e->buf, from, n, chunk_tiles, chunks, &done, false, up, down,
-		    consume, ctx);
+	rc = cle_finish(e, err, what, e->buf, from, n, chunk_tiles, chunks, &done, false, up, chunks,
+			down, consume, ctx);
 out:
 	clFinish(e->xfer);
 	clFinish(e->dev->queue);
