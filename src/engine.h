@@ -64,6 +64,9 @@ struct eng_ops {
 			    eng_producer records, eng_consumer consume, void *ctx);
 	int (*sort_lines)(struct engine *e, const struct eng_lines *l, eng_producer produce,
 			  eng_consumer consume, void *ctx);
+	/* NULL where the engine cannot: eng_sort_in. */
+	int (*sort_in)(struct engine *e, size_t n, void *words, eng_producer produce,
+		       eng_consumer consume, void *ctx);
 };
 
 /* The part every engine starts with. */
@@ -124,6 +127,14 @@ int eng_sort_records(struct engine *e, size_t n, size_t rec_size, eng_producer p
  * where the text does not fit beside the rest). */
 int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer produce,
 		   eng_consumer consume, void *ctx);
+
+/* As eng_sort, produce filling n words at words, the caller's memory,
+ * which the engine sorts them in (and leaves in any order): no copy of
+ * them of its own.  ENG_NO_RECORDS, having called neither, where the
+ * engine does not (an OpenCL device, which has memory of its own):
+ * eng_sort then. */
+int eng_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
+		eng_consumer consume, void *ctx);
 
 /* As eng_sort, for n words that come as k pieces each already sorted,
  * piece i being words [bounds[i], bounds[i+1]) (bounds[0] = 0, bounds[k]

@@ -14,7 +14,9 @@
 struct hst {
 	struct engine base;	/* first: a struct engine * is a struct hst * */
 	struct eng_config c;
-	void *words, *scratch;	/* cap words each */
+	void *scratch;		/* cap words */
+	void *words;		/* cap words, made by the first eng_sort (runs
+				 * sorted in their caller's memory need none) */
 	size_t cap;
 	double t_sort;		/* in the radix sort */
 };
@@ -38,41 +40,64 @@ static int hst_capacity(struct engine *e, size_t want, size_t *cap)
 	if (h->cap < most) {
 		free(h->words);
 		free(h->scratch);
+		h->words = NULL;
 		h->cap = 0;
-		h->words = xmalloc((size_t)most * ws, "the host engine's words");
-		h->scratch = h->words ? xmalloc((size_t)most * ws, "the host engine's words") : NULL;
-		if (!h->scratch)
+		if (!(h->scratch = xmalloc((size_t)most * ws, "the host engine's words")))
 			return CLS_E_FAIL;
 		h->cap = (size_t)most;
 		/* Faulted in on all threads at once: much faster than one
 		 * fault at a time as the first run writes them. */
-		populate_parallel(h->words, h->cap * ws, h->c.threads);
 		populate_parallel(h->scratch, h->cap * ws, h->c.threads);
 	}
 	*cap = (size_t)most;
 	return 0;
 }
 
-static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
-		    void *ctx)
+/* Sort the n words produce fills at words (cap of them at least). */
+static int sort_at(struct hst *h, size_t n, void *words, eng_producer produce,
+		   eng_consumer consume, void *ctx)
 {
-	struct hst *h = (struct hst *)e;
 	void *sorted;
 	double t0;
 	int rc;
 
-	if (n == 0)
-		return 0;
 	if (n > h->cap) {
 		msg_err("cannot hold %zu words on the host", n);
 		return CLS_E_FAIL;
 	}
-	if ((rc = produce(ctx, h->words, 0, n)))
+	if ((rc = produce(ctx, words, 0, n)))
 		return rc;
 	t0 = now_sec();
-	rc = radix_sort(h->words, h->scratch, n, h->c.kind, h->c.threads, &sorted);
+	rc = radix_sort(words, h->scratch, n, h->c.kind, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
 	return rc ? rc : consume(ctx, sorted, 0, n);
+}
+
+static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
+		    void *ctx)
+{
+	struct hst *h = (struct hst *)e;
+	const size_t ws = word_size(h->c.kind);
+
+	if (n == 0)
+		return 0;
+	if (!h->words && n <= h->cap) {
+		if (!(h->words = xmalloc(h->cap * ws, "the host engine's words")))
+			return CLS_E_FAIL;
+		populate_parallel(h->words, h->cap * ws, h->c.threads);
+	}
+	return sort_at(h, n, h->words, produce, consume, ctx);
+}
+
+static int hst_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
+		       eng_consumer consume, void *ctx)
+{
+	struct hst *h = (struct hst *)e;
+
+	if (n == 0)
+		return 0;
+	msg_info(2, "host engine: %zu words sorted in their input's memory", n);
+	return sort_at(h, n, words, produce, consume, ctx);
 }
 
 static void hst_report(const struct engine *e)
@@ -97,6 +122,7 @@ static const struct eng_ops hst_ops = {
 	.sort = hst_sort,
 	.report = hst_report,
 	.close = hst_close,
+	.sort_in = hst_sort_in,
 };
 
 int hst_open(struct engine **e, const struct eng_config *c)

@@ -179,6 +179,8 @@ static uint64_t r_i64(uint64_t s) { return s ^ 0x8000000000000000u; }
 	{                                                                                \
 		unsigned char *w = dst;                                                  \
 		size_t i = 0;                                                            \
+		if (k == 0 && w == src)                                                  \
+			return; /* keys encoded where they lie, as they are */          \
 		XOR_STREAM(TW)                                                           \
 		XOR_VECTOR(TW)                                                           \
 		for (; i < n; i++)                                                       \

@@ -285,6 +285,20 @@ static int collect(void *arg, const void *src, size_t first, size_t count)
 	return 0;
 }
 
+/* Where run b's bare keys lie in memory the sort may take for its words,
+ * encoding each where it lies: a stream read whole into memory of its own
+ * (not a mapped file), all of it this one run.  NULL otherwise. */
+static void *own_input(const struct enc_format *f, const struct enc_batch *b)
+{
+	const struct enc_slice *s = b->nslices == 1 ? &b->slices[0] : NULL;
+	const struct in_file *file = s ? s->file : NULL;
+
+	if (!file || !file->heap || !enc_bare_keys(f) || s->off || s->len != file->size ||
+	    (uint64_t)b->n * f->rec_size != s->len)
+		return NULL;
+	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
+}
+
 /* Sort run b into w; bounds, when not NULL, cut its words into k pieces
  * each already sorted, which the engine may merge. */
 static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
@@ -294,6 +308,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	struct run_io io = { w, f, b, warm, t, NULL, 0, 0 };
 	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
+	void *in;
 	double t0 = now_sec();
 	int rc;
 
@@ -310,6 +325,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
 					      consume_records, &io);
 	}
+	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_input(f, b)))
+		rc = eng_sort_in(e, b->n, in, produce, consume, &io);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);

@@ -76,6 +76,34 @@ host_as_ref() {
   done
 }
 
+@test "host: bare keys of a pipe are sorted in the stream's own memory, as refsort sorts them" {
+  local f=$BATS_TEST_TMPDIR/in t n r
+  for t in u32 i32 u64 i64; do
+    for n in 1 2 257 65537 1048577; do
+      "$REFSORT" gen "$t" "$n" "$n" rand > "$f"
+      for r in "" -r; do
+        "$REFSORT" sort -k "$t" $r < "$f" > "$BATS_TEST_TMPDIR/want"
+        cat "$f" | "$CLSORT" -d host -vv -k "$t" $r > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err"
+        cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$n $t keys $r from a pipe"
+        grep -q "host engine: $n words sorted in their input's memory" "$BATS_TEST_TMPDIR/err" ||
+          fail "$n $t keys $r: $(cat "$BATS_TEST_TMPDIR/err")"
+      done
+    done
+  done
+  # Not the memory of a mapped file, nor of keys that are not the words
+  # (f32, records, -u), nor of a stream in several runs.
+  "$REFSORT" gen u32 300000 11 few > "$f"
+  "$REFSORT" sort -k u32 < "$f" > "$BATS_TEST_TMPDIR/want"
+  for args in "-k u32 $f" "-k u32 -u" "-k f32" "-R 8 -k u32" "-k u32 -S 256K"; do
+    cat "$f" | "$CLSORT" -d host -vv $args > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err" ||
+      fail "$args: $(cat "$BATS_TEST_TMPDIR/err")"
+    ! grep -q "sorted in their input's memory" "$BATS_TEST_TMPDIR/err" || fail "$args: in place"
+  done
+  "$CLSORT" -d host -k u32 -S 256K < <(cat "$f") | cmp "$BATS_TEST_TMPDIR/want" -
+  "$CLSORT" -d host -vv -k u32 < "$f" 2> "$BATS_TEST_TMPDIR/err" | cmp "$BATS_TEST_TMPDIR/want" -
+  ! grep -q "sorted in their input's memory" "$BATS_TEST_TMPDIR/err" || fail "a file as stdin: in place"
+}
+
 @test "host: -L lists the host engine; -v names it; --parallel=1 sorts the same" {
   local f=$BATS_TEST_TMPDIR/in
   run "$CLSORT" -L
