@@ -96,7 +96,7 @@ static int hst_sort_in(struct engine *e, size_t n, void *words, eng_producer pro
 
 	if (n == 0)
 		return 0;
-	msg_info(2, "host engine: %zu words sorted in their input's memory", n);
+	msg_info(2, "host engine: %zu words sorted in place", n);
 	return sort_at(h, n, words, produce, consume, ctx);
 }
 

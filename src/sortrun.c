@@ -98,10 +98,13 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 	const double t0 = now_sec();
 	int rc = 0;
 
-	/* kv runs are parsed whole; bin records are encoded as they go. */
-	if (io->b->words)
-		memcpy(dst, (const char *)io->b->words + first * ws, count * ws);
-	else if (io->b->pick)
+	/* kv runs are parsed whole (and may be sorted where they are); bin
+	 * records are encoded as they go. */
+	if (io->b->words) {
+		const char *src = (const char *)io->b->words + first * ws;
+		if (dst != src)
+			memcpy(dst, src, count * ws);
+	} else if (io->b->pick)
 		rc = io->b->pick(io->b->pick_ctx, first, count, dst);
 	else
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
@@ -285,14 +288,20 @@ static int collect(void *arg, const void *src, size_t first, size_t count)
 	return 0;
 }
 
-/* Where run b's bare keys lie in memory the sort may take for its words,
- * encoding each where it lies: a stream read whole into memory of its own
- * (not a mapped file), all of it this one run.  NULL otherwise. */
-static void *own_input(const struct enc_format *f, const struct enc_batch *b)
+/* Memory of run b's own that the sort may take for its words: the words
+ * it parsed (kv lines), or where its bare keys lie, each encoded where it
+ * is, when they are a stream read whole into memory of its own (not a
+ * mapped file), all of it this one run.  NULL otherwise, and for a run
+ * picked from words that others share. */
+static void *own_words(const struct enc_format *f, const struct enc_batch *b)
 {
 	const struct enc_slice *s = b->nslices == 1 ? &b->slices[0] : NULL;
 	const struct in_file *file = s ? s->file : NULL;
 
+	if (b->pick)
+		return NULL;
+	if (b->words)
+		return b->words;
 	if (!file || !file->heap || !enc_bare_keys(f) || s->off || s->len != file->size ||
 	    (uint64_t)b->n * f->rec_size != s->len)
 		return NULL;
@@ -325,7 +334,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
 					      consume_records, &io);
 	}
-	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_input(f, b)))
+	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(f, b)))
 		rc = eng_sort_in(e, b->n, in, produce, consume, &io);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
