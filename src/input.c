@@ -370,8 +370,11 @@ static void leave(const struct in_watch *watch)
 static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *tmpdir,
 		       const struct in_watch *watch, bool runs)
 {
-	const double t0 = now_sec();
 	const size_t cap = memory < ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)memory;
+	/* When the first bytes came, and how many: the stream's rate is its
+	 * writer's from then on, not the wait for a writer that starts late. */
+	double t_first = 0;
+	size_t first_len = 0;
 	struct prefault pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
 	unsigned char *buf;
 	size_t len = 0;
@@ -407,13 +410,17 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			goto fail;
 		if (r == 0)
 			break;
+		if (!t_first) {
+			t_first = now_sec();
+			first_len = (size_t)r;
+		}
 		len += (size_t)r;
 		/* Past a run, a stream that comes no faster than its runs are
 		 * sorted goes on being read by a thread of its own, its runs
 		 * sorted meanwhile; a faster one is read whole first. */
 		if (runs && tfd < 0 && len > watch->run_bytes) {
 			runs = false;
-			if ((double)len <= watch->run_rate * (now_sec() - t0)) {
+			if ((double)(len - first_len) <= watch->run_rate * (now_sec() - t_first)) {
 				prefault_tell(&pf, len, true);
 				leave(watch);
 				return start_stream(f, fd, buf, cap, len, watch);

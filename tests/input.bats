@@ -262,6 +262,18 @@ stream_same_as_file() {
   done
 }
 
+@test "a writer that starts late, then writes fast, is read whole first" {
+  "$REFSORT" gen-kv 100000 48 > "$T/in"
+  "$CLSORT" -f kv "$T/in" > "$T/want"
+  # A second before the first byte, then the pipe's speed: the rate is the
+  # writer's once it writes, far over 10 MB/s.  (Runs of 1 MiB: more than
+  # the first read brings.)
+  { sleep 1; cat "$T/in"; } | CLSORT_STREAM_RUN=1048576 CLSORT_STREAM_RATE=1e7 \
+    "$CLSORT" -f kv "${DEV[@]}" -v > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'while it is read' "$T/err" || fail "in runs: $(cat "$T/err")"
+}
+
 # --- a stream's output given its room while the stream arrives -------------
 
 @test "a stream's output takes its room while the stream arrives: the file's bytes, after what the shell wrote and with -o" {
