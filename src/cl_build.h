@@ -68,7 +68,7 @@ struct clb_job {
 	pthread_mutex_t lock;
 	bool done;			/* under lock: the build ended */
 	struct dev_ctx *d;
-	char options[1024];
+	char options[768];
 	const char *names[CLB_MAX_KERNELS];	/* static strings */
 	size_t n;
 	cl_program prog;		/* what clb_build gives, after clb_join */

@@ -26,17 +26,6 @@ static bool radix_for(const struct cle *e, size_t n)
 	return radix;
 }
 
-/* Whether the device may put records and lines in order (a CPU device
- * only with CLSORT_DEVICE_GATHER=1, none with =0). */
-static bool gather_allowed(const struct cle *e)
-{
-	const char *s = getenv("CLSORT_DEVICE_GATHER");
-
-	if (s && !strcmp(s, "0"))
-		return false;
-	return !(e->dev->type & CL_DEVICE_TYPE_CPU) || (s && !strcmp(s, "1"));
-}
-
 /* The device opened and the build of the program a run of about n words
  * needs started (the radix sort's or the tile sort's): on the first call
  * that has words to sort, so that an input with none never touches
@@ -91,18 +80,10 @@ int cle_start(struct cle *e, size_t n)
 	clr_init(&e->radix, d, e->sh.wsize, e->options);
 	e->radix_may = clr_wanted(e->c.devsort, d, SIZE_MAX, true);
 	e->net_cached = e->radix_may && e->c.devsort == CLS_DEVSORT_AUTO && cln_cached(&e->net);
-	if (clr_wanted(e->c.devsort, d, n, e->net_cached)) {
-		/* Lines put in order on the device: their kernels in the
-		 * same build (one build costs less than two in turn). */
-		if (e->c.lines && gather_allowed(e)) {
-			char opts[64];
-			clg_lines_options(&e->gather, opts, sizeof opts);
-			clr_ride(&e->radix, opts, clg_line_names, CLG_LINE_KERNELS);
-		}
+	if (clr_wanted(e->c.devsort, d, n, e->net_cached))
 		clr_start(&e->radix);
-	} else {
+	else
 		cln_start(&e->net);
-	}
 	e->start_rc = 0;
 	return 0;
 }
@@ -130,21 +111,17 @@ static int sort_kernels(struct cle *e)
 	return cle_ready(e);
 }
 
-/* The radix sort's kernels, likewise (and the lines' built with them);
- * the wait counted in t_wait. */
+/* The radix sort's kernels, likewise; the wait counted in t_wait. */
 static int radix_kernels(struct cle *e)
 {
 	const double t0 = now_sec();
 	const bool waits = !e->radix.prog;
 	const int rc = clr_ready(&e->radix);
-	cl_kernel lines[CLG_LINE_KERNELS];
 
 	if (waits) {
 		e->base.t_wait += now_sec() - t0;
 		e->base.t_once = e->dev->t_build;
 	}
-	if (rc == 0 && !e->gather.line_copy && clr_take_ride(&e->radix, lines, CLG_LINE_KERNELS))
-		clg_take_lines(&e->gather, lines);
 	return rc;
 }
 
@@ -586,7 +563,9 @@ static bool may_gather(struct cle *e, size_t n, int *rc)
 		*rc = CLS_E_FAIL;
 		return false;
 	}
-	return gather_allowed(e) && cle_reserve(e, n) == 0;
+	if ((e->dev->type & CL_DEVICE_TYPE_CPU) && !(s && !strcmp(s, "1")))
+		return false;
+	return cle_reserve(e, n) == 0;
 }
 
 /* Whether beside bytes fit beside n words and the second buffer within

@@ -134,36 +134,24 @@ int clg_prepare_lines(struct clg *g, const struct clg_lines *l)
 	return 1;
 }
 
-const char *const clg_line_names[CLG_LINE_KERNELS] = { "line_count", "line_scan", "line_starts",
-							 "line_sums", "line_copy" };
-
-void clg_lines_options(const struct clg *g, char *buf, size_t size)
+int clg_build_lines(struct clg *g, const char *options)
 {
-	snprintf(buf, size, "-DGATHER_LINES -DLINES_WG=%zu", lines_wg(g));
-}
+	static const char *const names[] = { "line_count", "line_scan", "line_starts", "line_sums",
+					     "line_copy" };
+	cl_kernel k[5];
+	char opts[640];
 
-void clg_take_lines(struct clg *g, const cl_kernel *k)
-{
+	if (g->line_copy)
+		return 0;
 	g->lines_wg = lines_wg(g);
+	snprintf(opts, sizeof opts, "%s -DGATHER_LINES -DLINES_WG=%zu", options, g->lines_wg);
+	if (clb_build(g->d, opts, names, 5, &g->lines_prog, k))
+		return CLS_E_FAIL;
 	g->line_count = k[0];
 	g->line_scan = k[1];
 	g->line_starts = k[2];
 	g->line_sums = k[3];
 	g->line_copy = k[4];
-}
-
-int clg_build_lines(struct clg *g, const char *options)
-{
-	cl_kernel k[CLG_LINE_KERNELS];
-	char opts[640], own[64];
-
-	if (g->line_copy)
-		return 0;
-	clg_lines_options(g, own, sizeof own);
-	snprintf(opts, sizeof opts, "%s %s", options, own);
-	if (clb_build(g->d, opts, clg_line_names, CLG_LINE_KERNELS, &g->lines_prog, k))
-		return CLS_E_FAIL;
-	clg_take_lines(g, k);
 	return 0;
 }
 

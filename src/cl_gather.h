@@ -71,17 +71,9 @@ uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l);
 /* Room for the lines of l (clg_lines_bytes).  0, or 1 where the device
  * cannot hold them (-vv says so). */
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l);
-/* The lines' kernels, built with options once the sort's program is,
- * where the sort's program did not bring them (clg_take_lines).  0 or
- * CLS_E_FAIL after a message. */
+/* The lines' kernels, built with options once the sort's program is.  0
+ * or CLS_E_FAIL after a message. */
 int clg_build_lines(struct clg *g, const char *options);
-/* The lines' kernels built in another program: what to add to the
- * engine's options for them, their names (CLG_LINE_KERNELS), and the
- * kernels once built, in the order of the names, taken. */
-#define CLG_LINE_KERNELS 5
-extern const char *const clg_line_names[CLG_LINE_KERNELS];
-void clg_lines_options(const struct clg *g, char *buf, size_t size);
-void clg_take_lines(struct clg *g, const cl_kernel *k);
 /* Enqueue on q, after the nwait events of wait (the text's uploads), the
  * lines of l in the order of the sorted words into g->out; *done the
  * event of the last kernel.  CL_SUCCESS or the error. */

@@ -125,28 +125,6 @@ void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base)
 		 clb_log2(items), r->match ? " -DRADIX_MATCH" : "");
 }
 
-void clr_ride(struct clr *r, const char *options, const char *const *names, size_t n)
-{
-	if (r->started || n > CLB_MAX_KERNELS - CLR_NKERNELS)
-		return;
-	snprintf(r->ride_options, sizeof r->ride_options, "%s", options);
-	r->ride_names = names;
-	r->nride = n;
-}
-
-bool clr_take_ride(struct clr *r, cl_kernel *k, size_t n)
-{
-	size_t i;
-
-	if (!r->prog || !r->nride || n != r->nride || !r->ride[0])
-		return false;
-	for (i = 0; i < n; i++) {
-		k[i] = r->ride[i];
-		r->ride[i] = NULL;
-	}
-	return true;
-}
-
 void clr_start(struct clr *r)
 {
 	size_t i;
@@ -155,13 +133,10 @@ void clr_start(struct clr *r)
 		return;
 	r->started = true;
 	r->job.d = r->d;
-	snprintf(r->job.options, sizeof r->job.options, "%s%s%s", r->options,
-		 r->nride ? " " : "", r->ride_options);
+	snprintf(r->job.options, sizeof r->job.options, "%s", r->options);
 	for (i = 0; i < CLR_NKERNELS; i++)
 		r->job.names[i] = kernel_names[i];
-	for (i = 0; i < r->nride; i++)
-		r->job.names[CLR_NKERNELS + i] = r->ride_names[i];
-	r->job.n = CLR_NKERNELS + r->nride;
+	r->job.n = CLR_NKERNELS;
 	clb_start(&r->job);
 	r->building = true;
 }
@@ -180,8 +155,6 @@ int clr_ready(struct clr *r)
 	r->prog = r->job.prog;
 	for (i = 0; i < CLR_NKERNELS; i++)
 		r->k[i] = r->job.kernels[i];
-	for (i = 0; i < r->nride; i++)
-		r->ride[i] = r->job.kernels[CLR_NKERNELS + i];
 	msg_info(2, "radix sort: tiles of %zu (work-group %zu x %zu) ranked by %s, up to %zu "
 		 "work-groups a pass", r->tile, r->wg, r->items,
 		 r->match ? "warp matches" : "two 4-bit counting rounds", r->max_blocks);
@@ -387,10 +360,6 @@ void clr_release(struct clr *r)
 	for (i = 0; i < CLR_NKERNELS; i++)
 		if (r->k[i])
 			clReleaseKernel(r->k[i]);
-	for (i = 0; i < r->nride; i++)
-		if (r->ride[i])
-			clReleaseKernel(r->ride[i]);
-	memset(r->ride, 0, sizeof r->ride);
 	if (r->prog)
 		clReleaseProgram(r->prog);
 	if (r->hist)

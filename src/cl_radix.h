@@ -30,12 +30,6 @@ struct clr {
 	struct clb_job job;
 	cl_program prog;
 	cl_kernel k[CLR_NKERNELS];	/* diff, count, scan_up, scan_top, scatter */
-	/* Kernels of another's built in the same program (clr_ride): their
-	 * options, names, and once built the kernels not yet taken. */
-	char ride_options[128];
-	const char *const *ride_names;
-	size_t nride;
-	cl_kernel ride[CLB_MAX_KERNELS - CLR_NKERNELS];
 	cl_mem hist, sums, diff;	/* per-block counts, their segments' sums, differing bits */
 	size_t hist_blocks;		/* blocks hist has room for */
 };
@@ -50,14 +44,6 @@ void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base);
  * radix sort, where the networks' program is built or cached
  * (networks_built) or not; n = SIZE_MAX: whether any run may go. */
 bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n, bool networks_built);
-
-/* Build n kernels of another's (names, static; options added to the
- * program's) in the radix sort's program, one build for both: before
- * clr_start, n at most CLB_MAX_KERNELS - CLR_NKERNELS. */
-void clr_ride(struct clr *r, const char *options, const char *const *names, size_t n);
-/* Once clr_ready: the n kernels clr_ride asked for, theirs to release;
- * false where there are none (not asked for, or taken). */
-bool clr_take_ride(struct clr *r, cl_kernel *k, size_t n);
 
 /* Start building the program on a thread, once. */
 void clr_start(struct clr *r);

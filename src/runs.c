@@ -521,9 +521,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 				   .memory = o->memory_bytes / 2,
 				   .beside = (kv || f->unique ? ws : 0) +
 					     (kv ? sizeof(struct kv_line) : 0) +
-					     (f->nkeys ? sizeof(struct kv_line) + KEY_BYTES * f->nkeys : 0),
-				   /* As records_in_order lets them. */
-				   .lines = kv && !f->unique && !f->str };
+					     (f->nkeys ? sizeof(struct kv_line) + KEY_BYTES * f->nkeys : 0) };
 }
 
 uint64_t runs_lines_ahead(const struct cls_opts *o, const struct enc_format *f)

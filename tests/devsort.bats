@@ -271,31 +271,6 @@ gathered() {
   done
 }
 
-@test "kv lines on the radix sort: the lines' kernels built in the sort's program, not after it" {
-  export XDG_CACHE_HOME=$T/cache POCL_KERNEL_CACHE=0
-  "$REFSORT" gen-kv 5003 80 > "$T/in"
-  "$REFSORT" sort -f kv < "$T/in" > "$T/want"
-  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --device-sort=radix -vv -f kv "$T/in" > "$T/got" \
-    2> "$T/err"
-  cmp "$T/want" "$T/got" || fail "not refsort's order"
-  grep -q 'device gather: 5003 lines' "$T/err" || fail "$(cat "$T/err")"
-  [ "$(grep -c 'program built in' "$T/err")" -eq 1 ] || fail "$(cat "$T/err")"
-  grep -q 'program built in .* s: radix_diff .*radix_scatter line_count line_scan line_starts line_sums line_copy$' \
-    "$T/err" || fail "$(cat "$T/err")"
-  # From the cache, the same program.
-  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --device-sort=radix -vv -f kv "$T/in" > "$T/got" \
-    2> "$T/err"
-  cmp "$T/want" "$T/got" || fail "from the cache: not refsort's order"
-  grep -q 'program loaded from cache in .* s: radix_diff .* line_copy$' "$T/err" || fail "$(cat "$T/err")"
-  # Not where the lines are not put in order on the device: -u, or a CPU
-  # device left to its default.
-  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --device-sort=radix -vv -f kv -u "$T/in" \
-    > /dev/null 2> "$T/err"
-  ! grep -q 'line_count' "$T/err" || fail "-u: $(cat "$T/err")"
-  "$CLSORT" "${DEV[@]}" --device-sort=radix -vv -f kv "$T/in" > /dev/null 2> "$T/err"
-  ! grep -q 'line_count' "$T/err" || fail "no gather: $(cat "$T/err")"
-}
-
 @test "kv lines in order on the device with their text: long, empty and CR-ended values, NUL ends, as the host writes them" {
   local i
   # Values of 0 to 70000 bytes, some ending in a carriage return.
