@@ -77,6 +77,50 @@ static int emit_plain(struct out_writer *w, const struct enc_format *f, const vo
 	return rc;
 }
 
+struct unpack_job {
+	const struct enc_format *f;
+	const unsigned char *words;
+	size_t count;
+	unsigned char *dst;
+};
+
+static void unpack_job(void *arg)
+{
+	const struct unpack_job *j = arg;
+	enc_unpack(j->f, j->words, j->count, j->dst);
+}
+
+int out_emit_packed(struct out_writer *w, const struct enc_format *f, const void *words,
+		    size_t count)
+{
+	const size_t ws = word_size(f->kind);
+	unsigned char tmp[DECODE_WORDS * 16];
+	unsigned char *dst = out_claim(w, count * f->rec_size);
+	size_t i;
+	int rc = 0;
+
+	/* A mapped output is unpacked into in place, on several threads. */
+	if (dst) {
+		struct unpack_job jobs[OUT_COPY_MAX_THREADS];
+		const unsigned threads = out_copy_threads(count * f->rec_size, f->threads);
+		unsigned t;
+		for (t = 0; t < threads; t++) {
+			const size_t first = count / threads * t;
+			jobs[t] = (struct unpack_job){ f, (const unsigned char *)words + first * ws,
+						       t + 1 < threads ? count / threads : count - first,
+						       dst + first * f->rec_size };
+		}
+		run_parallel(unpack_job, jobs, sizeof jobs[0], threads);
+		return 0;
+	}
+	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
+		const size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
+		enc_unpack(f, (const char *)words + i * ws, c, tmp);
+		rc = out_write(w, tmp, c * f->rec_size);
+	}
+	return rc;
+}
+
 /* One thread's share of a gather: records [first, first+count) of the
  * sorted words, copied into its own buffer. */
 struct gather {

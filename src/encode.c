@@ -322,8 +322,118 @@ static void bin_job(void *arg)
 		      (uint32_t)j->first);
 }
 
-int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
-		     size_t count, void *dst)
+/* Records packed in their words (enc_packs): the sortable key above
+ * low, the record's other bytes below it.  The packed keys are integers,
+ * whose sortable form is their own bits but for an exclusive or, as is
+ * the descending one: xor. */
+static uint64_t pack_xor(const struct enc_format *f)
+{
+	return f->kt->sortable(0) ^ f->mask;
+}
+
+static inline uint64_t load64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t load32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void pack_job(void *arg)
+{
+	const struct bin_job *j = arg;
+	const struct enc_format *f = j->f;
+	const size_t w = f->kt->width, rest = f->rec_size - f->key_off - w;
+	const uint64_t x = pack_xor(f);
+	const unsigned char *r = j->src;
+	struct word128 *d128 = j->dst;
+	uint64_t *d64 = j->dst;
+	size_t i;
+
+	/* A key and as many bytes beside it, first or second: whole loads. */
+	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w) && f->kind == WORD128) {
+		const size_t k = f->key_off, o = w - k;
+		for (i = 0; i < j->count; i++, r += 16)
+			d128[i] = (struct word128){ load64(r + o), load64(r + k) ^ x };
+		return;
+	}
+	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w)) {
+		const size_t k = f->key_off, o = w - k;
+		for (i = 0; i < j->count; i++, r += 8)
+			d64[i] = (uint64_t)(load32(r + k) ^ (uint32_t)x) << 32 | load32(r + o);
+		return;
+	}
+	for (i = 0; i < j->count; i++, r += f->rec_size) {
+		uint64_t key = 0, low = 0;
+		memcpy(&key, r + f->key_off, w);
+		memcpy(&low, r, f->key_off);
+		memcpy((unsigned char *)&low + f->key_off, r + f->key_off + w, rest);
+		if (f->kind == WORD64)
+			d64[i] = (key ^ x) << 32 | low;
+		else
+			d128[i] = (struct word128){ low, key ^ x };
+	}
+}
+
+bool enc_packs(const struct enc_format *f)
+{
+	return f->fmt == CLS_FMT_BIN && f->indexed && !f->tail && !f->unique && !f->str &&
+	       f->kt && f->kt->raw && !f->kt->size &&
+	       ((f->kind == WORD64 && f->kt->width == 4 && f->rec_size <= 8) ||
+		(f->kind == WORD128 && f->kt->width == 8 && f->rec_size <= 16));
+}
+
+unsigned enc_packed_low(const struct enc_format *f)
+{
+	return f->kind == WORD64 ? 32 : 64;
+}
+
+void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigned char *dst)
+{
+	const size_t w = f->kt->width, rest = f->rec_size - f->key_off - w;
+	const uint64_t x = pack_xor(f);
+	const struct word128 *w128 = words;
+	const uint64_t *w64 = words;
+	size_t i;
+
+	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w) && f->kind == WORD128) {
+		const size_t k = f->key_off, o = w - k;
+		for (i = 0; i < n; i++, dst += 16) {
+			const uint64_t key = w128[i].hi ^ x;
+			memcpy(dst + k, &key, 8);
+			memcpy(dst + o, &w128[i].lo, 8);
+		}
+		return;
+	}
+	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w)) {
+		const size_t k = f->key_off, o = w - k;
+		for (i = 0; i < n; i++, dst += 8) {
+			const uint32_t key = (uint32_t)(w64[i] >> 32) ^ (uint32_t)x;
+			const uint32_t low = (uint32_t)w64[i];
+			memcpy(dst + k, &key, 4);
+			memcpy(dst + o, &low, 4);
+		}
+		return;
+	}
+	for (i = 0; i < n; i++, dst += f->rec_size) {
+		const uint64_t key = (f->kind == WORD64 ? w64[i] >> 32 : w128[i].hi) ^ x;
+		const uint64_t low = f->kind == WORD64 ? (uint32_t)w64[i] : w128[i].lo;
+		memcpy(dst, &low, f->key_off);
+		memcpy(dst + f->key_off, &key, w);
+		memcpy(dst + f->key_off + w, (const unsigned char *)&low + f->key_off, rest);
+	}
+}
+
+/* Records [first, first+count) of run b into dst, job by job (fn: one
+ * job's records into its words). */
+static int encode_jobs(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		       size_t count, void *dst, void (*fn)(void *))
 {
 	const size_t ws = word_size(f->kind);
 	size_t per = count / f->threads + 1, s, nj = 0, cap = f->threads + b->nslices + 1;
@@ -363,9 +473,21 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 			lo += c;
 		}
 	}
-	run_jobs(bin_job, jobs, sizeof *jobs, nj, f->threads);
+	run_jobs(fn, jobs, sizeof *jobs, nj, f->threads);
 	free(jobs);
 	return 0;
+}
+
+int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		     size_t count, void *dst)
+{
+	return encode_jobs(f, b, first, count, dst, bin_job);
+}
+
+int enc_pack_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		   size_t count, void *dst)
+{
+	return encode_jobs(f, b, first, count, dst, pack_job);
 }
 
 int enc_encode(const struct enc_format *f, struct enc_batch *b)

@@ -141,6 +141,21 @@ int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b)
 /* Release all that b holds: its buffers, slices and composed keys. */
 void enc_batch_free(struct enc_batch *b);
 
+/* Whether f's records fit in their sort words beside their key, an
+ * invertible integer key (u32 keys: records of up to 8 bytes; u64: 16),
+ * sorted without -u: packed, the sortable key above enc_packed_low bits
+ * and the record's other bytes below them, which take no part in the
+ * order, the words are the records themselves, in no need of an index
+ * (equal keys keep their order in a stable sort of the key bits alone)
+ * nor of a gather. */
+bool enc_packs(const struct enc_format *f);
+unsigned enc_packed_low(const struct enc_format *f);
+/* Pack records [first, first+count) of the run into dst (as
+ * enc_encode_range); unpack n packed words into their n records at dst. */
+int enc_pack_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
+		   size_t count, void *dst);
+void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigned char *dst);
+
 /* bin only: encode records [first, first+count) of the run into dst,
  * without touching b->words.  0 or CLS_E_FAIL. */
 int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,

@@ -58,6 +58,14 @@ int eng_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
 	return e->ops->sort_in(e, n, words, produce, consume, ctx);
 }
 
+int eng_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
+		   eng_consumer consume, void *ctx)
+{
+	if (!e->ops->sort_above)
+		return ENG_NO_RECORDS;
+	return e->ops->sort_above(e, n, low, produce, consume, ctx);
+}
+
 int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_producer produce,
 	      eng_consumer consume, void *ctx)
 {

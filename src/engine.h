@@ -64,9 +64,11 @@ struct eng_ops {
 			    eng_producer records, eng_consumer consume, void *ctx);
 	int (*sort_lines)(struct engine *e, const struct eng_lines *l, eng_producer produce,
 			  eng_consumer consume, void *ctx);
-	/* NULL where the engine cannot: eng_sort_in. */
+	/* NULL where the engine cannot: eng_sort_in, eng_sort_above. */
 	int (*sort_in)(struct engine *e, size_t n, void *words, eng_producer produce,
 		       eng_consumer consume, void *ctx);
+	int (*sort_above)(struct engine *e, size_t n, unsigned low, eng_producer produce,
+			  eng_consumer consume, void *ctx);
 };
 
 /* The part every engine starts with. */
@@ -135,6 +137,14 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
  * eng_sort then. */
 int eng_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
 		eng_consumer consume, void *ctx);
+
+/* As eng_sort, for words whose bits below low take no part in their
+ * order (records packed beside their keys, enc_packs): sorted on the bits
+ * from low up, equal ones kept in their order.  ENG_NO_RECORDS, having
+ * called neither, where the engine does not (an OpenCL device, whose
+ * sorts order every bit): eng_sort then, of words that order them. */
+int eng_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
+		   eng_consumer consume, void *ctx);
 
 /* As eng_sort, for n words that come as k pieces each already sorted,
  * piece i being words [bounds[i], bounds[i+1]) (bounds[0] = 0, bounds[k]

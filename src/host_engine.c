@@ -53,8 +53,9 @@ static int hst_capacity(struct engine *e, size_t want, size_t *cap)
 	return 0;
 }
 
-/* Sort the n words produce fills at words (cap of them at least). */
-static int sort_at(struct hst *h, size_t n, void *words, eng_producer produce,
+/* Sort the n words produce fills at words (cap of them at least), on
+ * their bits from low up. */
+static int sort_at(struct hst *h, size_t n, void *words, unsigned low, eng_producer produce,
 		   eng_consumer consume, void *ctx)
 {
 	void *sorted;
@@ -68,15 +69,16 @@ static int sort_at(struct hst *h, size_t n, void *words, eng_producer produce,
 	if ((rc = produce(ctx, words, 0, n)))
 		return rc;
 	t0 = now_sec();
-	rc = radix_sort(words, h->scratch, n, h->c.kind, h->c.threads, &sorted);
+	rc = low ? radix_sort_above(words, h->scratch, n, h->c.kind, low, h->c.threads, &sorted)
+		 : radix_sort(words, h->scratch, n, h->c.kind, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
 	return rc ? rc : consume(ctx, sorted, 0, n);
 }
 
-static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
-		    void *ctx)
+/* Sort n words in the engine's own, made now if they are not yet. */
+static int sort_own(struct hst *h, size_t n, unsigned low, eng_producer produce,
+		    eng_consumer consume, void *ctx)
 {
-	struct hst *h = (struct hst *)e;
 	const size_t ws = word_size(h->c.kind);
 
 	if (n == 0)
@@ -86,7 +88,21 @@ static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consum
 			return CLS_E_FAIL;
 		populate_parallel(h->words, h->cap * ws, h->c.threads);
 	}
-	return sort_at(h, n, h->words, produce, consume, ctx);
+	return sort_at(h, n, h->words, low, produce, consume, ctx);
+}
+
+static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
+		    void *ctx)
+{
+	return sort_own((struct hst *)e, n, 0, produce, consume, ctx);
+}
+
+static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
+			  eng_consumer consume, void *ctx)
+{
+	msg_info(2, "host engine: %zu records sorted in their words, on the words' bits from %u up",
+		 n, low);
+	return sort_own((struct hst *)e, n, low, produce, consume, ctx);
 }
 
 static int hst_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
@@ -97,7 +113,7 @@ static int hst_sort_in(struct engine *e, size_t n, void *words, eng_producer pro
 	if (n == 0)
 		return 0;
 	msg_info(2, "host engine: %zu words sorted in place", n);
-	return sort_at(h, n, words, produce, consume, ctx);
+	return sort_at(h, n, words, 0, produce, consume, ctx);
 }
 
 static void hst_report(const struct engine *e)
@@ -123,6 +139,7 @@ static const struct eng_ops hst_ops = {
 	.report = hst_report,
 	.close = hst_close,
 	.sort_in = hst_sort_in,
+	.sort_above = hst_sort_above,
 };
 
 int hst_open(struct engine **e, const struct eng_config *c)

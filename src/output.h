@@ -141,6 +141,10 @@ void out_abort(struct out_writer *w);
  * in order first, and the last may be held back until out_emit_end. */
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
 	     const void *words, size_t count);
+/* Write the records that count words packed (enc_packs) hold, in
+ * order.  0 or CLS_E_FAIL as out_write. */
+int out_emit_packed(struct out_writer *w, const struct enc_format *f, const void *words,
+		    size_t count);
 /* The next count kv lines of the output, in order already (a run's line
  * table put in the order of its words on the device): each line and its
  * line end.  Same returns. */

@@ -74,6 +74,7 @@ struct run_io {
 	struct srt_times *t;
 	const unsigned char *text;	/* kv lines put in order with their text */
 	uint64_t text_bytes, out_bytes;
+	bool packed;			/* bin records packed in their words */
 };
 
 /* Input bytes of records [first, first+count) of run b, for --progress
@@ -106,6 +107,8 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 			memcpy(dst, src, count * ws);
 	} else if (io->b->pick)
 		rc = io->b->pick(io->b->pick_ctx, first, count, dst);
+	else if (io->packed)
+		rc = enc_pack_range(io->f, io->b, first, count, dst);
 	else
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
 	if (rc == 0 && io->warm && io->warm->in && !io->f->indexed && first + count == io->b->n)
@@ -127,7 +130,8 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 		io->t->warm += now_sec() - t0;
 		t0 = now_sec();
 	}
-	rc = out_emit(io->w, io->f, io->b, src, count);
+	rc = io->packed ? out_emit_packed(io->w, io->f, src, count)
+			: out_emit(io->w, io->f, io->b, src, count);
 	io->t->consume += now_sec() - t0;
 	return rc;
 }
@@ -314,7 +318,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	       const size_t *bounds, size_t k, struct out_writer *w, struct srt_warm *warm,
 	       struct srt_times *t)
 {
-	struct run_io io = { w, f, b, warm, t, NULL, 0, 0 };
+	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false };
 	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
 	void *in;
@@ -328,7 +332,14 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 		t0 = now_sec();
 	}
 	rc = ENG_NO_RECORDS;
-	if (!bounds && records_in_order(f, b)) {
+	/* Records that fit in their words beside their keys, where the
+	 * engine sorts on the keys' bits alone: the words are the output. */
+	if (!bounds && !b->pick && enc_packs(f)) {
+		io.packed = true;
+		rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
+		io.packed = rc != ENG_NO_RECORDS;
+	}
+	if (rc == ENG_NO_RECORDS && !bounds && records_in_order(f, b)) {
 		rc = sort_lines(e, f, b, &io);
 		if (rc == ENG_NO_RECORDS)
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,

@@ -54,6 +54,42 @@ host_as_ref() {
   done
 }
 
+@test "host: records that fit in their words beside an integer key are sorted as words, stably" {
+  local f=$BATS_TEST_TMPDIR/in spec n r
+  for spec in "16 0 u64" "16 8 i64" "16 3 u64" "12 4 i64" "9 0 u64" "8 0 u32" "8 4 i32" \
+    "8 2 u32" "5 1 i32"; do
+    set -- $spec
+    for n in 1 2 2049 70001; do
+      "$REFSORT" gen-rec "$n" "$1" "$2" "$3" "$n" few > "$f"
+      for r in "" -r; do
+        "$REFSORT" sort -R "$1" --key-offset "$2" -k "$3" $r < "$f" > "$BATS_TEST_TMPDIR/want"
+        "$CLSORT" -d host -vv -R "$1" --key-offset "$2" -k "$3" $r "$f" > "$BATS_TEST_TMPDIR/got" \
+          2> "$BATS_TEST_TMPDIR/err" || fail "$spec $n $r: $(cat "$BATS_TEST_TMPDIR/err")"
+        cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$spec, $n records $r: not refsort's"
+        grep -q "host engine: $n records sorted in their words" "$BATS_TEST_TMPDIR/err" ||
+          fail "$spec $n $r: $(cat "$BATS_TEST_TMPDIR/err")"
+      done
+    done
+  done
+  # In runs of -S, each run's records as words, merged: still stable.
+  "$REFSORT" gen-rec 70001 16 0 u64 5 few > "$f"
+  "$REFSORT" sort -R 16 -k u64 < "$f" > "$BATS_TEST_TMPDIR/want"
+  "$CLSORT" -d host -vv -S 64K -R 16 -k u64 "$f" > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "-S 64K: not refsort's"
+  # Not: a float key, records too wide for the word, -u, byte-string keys,
+  # an OpenCL device (whose sorts order every bit of a word).
+  for spec in "16 f64" "17 u64" "9 u32" "16 u64 -u" "16 bytes:8"; do
+    set -- $spec
+    "$REFSORT" gen-rec 3001 "$1" 0 "${2/bytes:8/u64}" 6 few > "$BATS_TEST_TMPDIR/other"
+    "$CLSORT" -d host -vv -R "$1" -k "$2" $3 "$BATS_TEST_TMPDIR/other" > /dev/null \
+      2> "$BATS_TEST_TMPDIR/err" || fail "$spec: $(cat "$BATS_TEST_TMPDIR/err")"
+    ! grep -q "in their words" "$BATS_TEST_TMPDIR/err" || fail "$spec: as words"
+  done
+  "$CLSORT" "${DEV[@]}" -vv -R 16 -k u64 "$f" > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "the device: not refsort's"
+  ! grep -q "in their words" "$BATS_TEST_TMPDIR/err" || fail "the device: as words"
+}
+
 @test "host: kv lines of every type, duplicate keys in input order, both directions" {
   local f=$BATS_TEST_TMPDIR/in t n r
   for t in u32 i32 f32 u64 i64 f64; do
