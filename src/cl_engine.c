@@ -453,7 +453,8 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 		if (radix_kernels(e))
 			goto out;
 		if (err == CL_SUCCESS)
-			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, (cl_uint)chunks,
+			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, e->key_low,
+				       (cl_uint)chunks,
 				       up, e->dev->profiling ? record_kernel : NULL, e, &result, &done);
 	} else if (err == CL_SUCCESS) {
 		err = cln_passes(&e->net, e->dev->queue, e->buf, e->buf2, n, chunk_tiles, chunks, sorted,
@@ -534,6 +535,27 @@ out:
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
 	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
+}
+
+/* Only the radix sort, whose passes may start at low, orders words on
+ * some of their bits alone; the networks order all of them. */
+static int cle_sort_above(struct engine *base, size_t n, unsigned low, eng_producer produce,
+			  eng_consumer consume, void *ctx)
+{
+	struct cle *e = (struct cle *)base;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (cle_start(e, n))
+		return CLS_E_FAIL;
+	if (!radix_for(e, n))
+		return ENG_NO_RECORDS;
+	msg_info(2, "%zu records sorted in their words, on the words' bits from %u up", n, low);
+	e->key_low = low;
+	rc = sort_words(e, n, produce, NULL, consume, ctx);
+	e->key_low = 0;
+	return rc;
 }
 
 /* The device's memory a sort may take: -S, else a share of what it has. */
@@ -707,4 +729,5 @@ static const struct eng_ops cle_ops = {
 	.close = cle_close,
 	.sort_records = cle_sort_records,
 	.sort_lines = cle_sort_lines,
+	.sort_above = cle_sort_above,
 };

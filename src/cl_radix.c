@@ -224,7 +224,7 @@ static cl_int args(cl_kernel k, unsigned n, const size_t *size, const void *cons
 }
 
 cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size_t n,
-		cl_uint nwait, const cl_event *wait, clb_record record, void *ctx,
+		unsigned key_low, cl_uint nwait, const cl_event *wait, clb_record record, void *ctx,
 		cl_mem *result, cl_event *done)
 {
 	static const cl_uint zero[5] = { 0, 0, 0, 0, 0 };
@@ -276,6 +276,9 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 		low = 64;
 	if (!(diff[4] & 4))
 		low = bits;
+	/* Bits below the key's: no part of the order. */
+	if (low < key_low)
+		low = key_low;
 	for (shift = low; shift < bits && err == CL_SUCCESS; shift += 8) {
 		const cl_uint sh = shift;
 		cl_event e2;
@@ -333,7 +336,10 @@ cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size
 	}
 	*result = src;
 	*done = ev;
-	if (low)
+	if (key_low)
+		msg_info(2, "device sort: radix, %u of %u digit passes (on the bits from %u up)",
+			 passes, bits / 8, low);
+	else if (low)
 		msg_info(2, "device sort: radix, %u of %u digit passes (in order by the low %u bits)",
 			 passes, bits / 8, low);
 	else

@@ -56,7 +56,8 @@ int clr_ready(struct clr *r);
  * the same for any n. */
 size_t clr_extra_bytes(const struct clr *r);
 
-/* Enqueue the sort of the n words (n >= 1) of buf on q, in order,
+/* Enqueue the sort of the n words (n >= 1) of buf on q, in order of
+ * their bits from key_low up (the rest kept in the order they come),
  * through buf2 (n words at least), once the nwait events of wait are
  * complete: *result is the buffer that holds them sorted once *done (an
  * event to release) completes.  It reads back which digits differ, so
@@ -64,7 +65,7 @@ size_t clr_extra_bytes(const struct clr *r);
  * each kernel's event.  clr_ready first.  CL_SUCCESS or the failing
  * call's error; -vv says how many passes ran. */
 cl_int clr_sort(struct clr *r, cl_command_queue q, cl_mem buf, cl_mem buf2, size_t n,
-		cl_uint nwait, const cl_event *wait, clb_record record, void *ctx,
+		unsigned key_low, cl_uint nwait, const cl_event *wait, clb_record record, void *ctx,
 		cl_mem *result, cl_event *done);
 
 /* The kernel i (0 to CLR_NKERNELS - 1; NULL when not built) and its name

@@ -141,8 +141,9 @@ int eng_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
 /* As eng_sort, for words whose bits below low take no part in their
  * order (records packed beside their keys, enc_packs): sorted on the bits
  * from low up, equal ones kept in their order.  ENG_NO_RECORDS, having
- * called neither, where the engine does not (an OpenCL device, whose
- * sorts order every bit): eng_sort then, of words that order them. */
+ * called neither, where the engine does not (an OpenCL device whose sort
+ * of n words takes the networks, which order every bit): eng_sort then,
+ * of words that order them. */
 int eng_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
 		   eng_consumer consume, void *ctx);
 

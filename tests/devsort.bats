@@ -155,12 +155,13 @@ sizes_check() {
 }
 
 @test "radix: no pass on the low bits words come in order by, and only there" {
-  # Indexed words in index order: no pass on the index.
-  "$REFSORT" gen-rec 30011 8 0 u32 16 > "$T/in"
-  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix -k u32 -R 8 "$T/in" 2> "$T/err" > "$T/got"
+  # Indexed words in index order: no pass on the index (records too wide
+  # to go whole into their words).
+  "$REFSORT" gen-rec 30011 12 0 u32 16 > "$T/in"
+  "$CLSORT" "${DEV[@]}" -vv --device-sort=radix -k u32 -R 12 "$T/in" 2> "$T/err" > "$T/got"
   grep -q 'device sort: radix, 4 of 8 digit passes (in order by the low 32 bits)' "$T/err" ||
     fail "$(cat "$T/err")"
-  "$REFSORT" sort -k u32 -R 8 < "$T/in" | cmp - "$T/got"
+  "$REFSORT" sort -k u32 -R 12 < "$T/in" | cmp - "$T/got"
   # A sorted input: no pass at all; one pair out of order anywhere: every
   # pass.
   "$REFSORT" gen u64 30011 17 sorted > "$T/in"
@@ -208,7 +209,8 @@ sizes_check() {
 # gathered FILE WHAT REFSORT-OPTIONS -- CLSORT-OPTIONS...: the records of
 # FILE put in order on the device, by both device sorts, are refsort's,
 # and -vv says the device gathered them ($GATHERED of them: records unless
-# set).
+# set), or, records that fit in their words beside an integer key on the
+# radix sort, sorted them as those words.
 gathered() {
   local in=$1 what=$2 ref=() s
   shift 2
@@ -220,6 +222,7 @@ gathered() {
       > "$T/got" 2> "$T/err" || fail "clsort $* ($s) failed with status $? on $what: $(cat "$T/err")"
     cmp "$T/want" "$T/got" || fail "clsort $* ($s) differs from refsort on $what"
     grep -Eq "device gather: [0-9]* ${GATHERED:-records} put in order on the device" "$T/err" ||
+      { [ $s = radix ] && [ -z "${GATHERED-}" ] && grep -q 'records sorted in their words' "$T/err"; } ||
       fail "clsort $* ($s): not gathered on the device: $(cat "$T/err")"
   done
 }
@@ -269,6 +272,31 @@ gathered() {
     "$REFSORT" gen-kv $n $((90 + n % 7)) u32 50 > "$T/in"
     gathered "$T/in" "$n lines" -f kv -- -f kv
   done
+}
+
+@test "records that fit in their words: sorted as words by the device's radix sort on the key's bits, stably" {
+  local spec r
+  for spec in "16 0 u64" "16 8 i64" "16 3 u64" "12 4 i64" "8 0 u32" "8 4 i32" "5 1 i32"; do
+    set -- $spec
+    "$REFSORT" gen-rec 30011 "$1" "$2" "$3" 81 few > "$T/in"
+    for r in "" -r; do
+      "$REFSORT" sort -R "$1" --key-offset "$2" -k "$3" $r < "$T/in" > "$T/want"
+      "$CLSORT" "${DEV[@]}" --device-sort=radix -vv -R "$1" --key-offset "$2" -k "$3" $r "$T/in" \
+        > "$T/got" 2> "$T/err" || fail "$spec $r: $(cat "$T/err")"
+      cmp "$T/want" "$T/got" || fail "$spec $r: not refsort's order"
+      grep -q "30011 records sorted in their words" "$T/err" || fail "$spec $r: $(cat "$T/err")"
+      grep -q "digit passes (on the bits from $((8 * ($1 > 8 ? 8 : 4))) up)" "$T/err" ||
+        fail "$spec $r: $(cat "$T/err")"
+    done
+  done
+  # The networks order every bit: the index, then the device's gather.
+  "$REFSORT" gen-rec 30011 16 0 u64 82 few > "$T/in"
+  "$REFSORT" sort -R 16 -k u64 < "$T/in" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --device-sort=bitonic -vv -R 16 -k u64 "$T/in" \
+    > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "bitonic: not refsort's order"
+  ! grep -q "in their words" "$T/err" || fail "bitonic: $(cat "$T/err")"
+  grep -q 'device gather: 30011 records' "$T/err" || fail "bitonic: $(cat "$T/err")"
 }
 
 @test "kv lines in order on the device with their text: long, empty and CR-ended values, NUL ends, as the host writes them" {

@@ -260,8 +260,9 @@ grind_u32() {
 # block of several tiles, the last one partial.  Uninitialized values are
 # checked on one digit pass (keys below 256): Oclgrind 21.10 takes every
 # word a kernel wrote and a later pass reads for uninitialized (as for
-# CLSORT_GLOBAL=merge above); every pass of u32 keys, and of indexed
-# 128-bit words (records, some digits skipped), for data races.
+# CLSORT_GLOBAL=merge above); every pass of u32 keys, and of 128-bit words
+# (16-byte records in their words, the low 64 bits skipped), for data
+# races.
 @test "radix sort (--device-sort=radix), u32 and u64 records in tiles of 64: no report" {
   export CLSORT_RADIX_WG=16 CLSORT_RADIX_ITEMS=4 CLSORT_RADIX_BLOCKS=4
   local n
