@@ -111,7 +111,8 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 		rc = enc_pack_range(io->f, io->b, first, count, dst);
 	else
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
-	if (rc == 0 && io->warm && io->warm->in && !io->f->indexed && first + count == io->b->n)
+	if (rc == 0 && io->warm && io->warm->in && (!io->f->indexed || io->packed) &&
+	    first + count == io->b->n)
 		warm_drop_input(io->warm, io->b);
 	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
 	io->t->produce += now_sec() - t0;
