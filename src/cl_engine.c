@@ -373,7 +373,9 @@ static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t unit
 }
 
 /* Sort n words that produce fills, down to consume; with bs (not NULL),
- * what it describes goes up beside them and comes down instead. */
+ * what it describes goes up beside them and comes down instead.  With
+ * e->key_low set, ENG_NO_RECORDS, having called neither, where the run
+ * would go through the networks. */
 static int sort_words(struct cle *e, size_t n, eng_producer produce, const struct beside *bs,
 		      eng_consumer consume, void *ctx)
 {
@@ -391,6 +393,14 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 	if (cle_start(e, n))
 		return CLS_E_FAIL;
 	radix = radix_for(e, n);
+	/* Only the radix sort, whose passes may start at key_low, orders
+	 * words on some of their bits alone; the networks order all of
+	 * them. */
+	if (e->key_low && !radix)
+		return ENG_NO_RECORDS;
+	if (e->key_low)
+		msg_info(2, "%zu records sorted in their words, on the words' bits from %u up", n,
+			 e->key_low);
 	tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
@@ -537,21 +547,12 @@ int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer c
 	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
 }
 
-/* Only the radix sort, whose passes may start at low, orders words on
- * some of their bits alone; the networks order all of them. */
 static int cle_sort_above(struct engine *base, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
 	int rc;
 
-	if (n == 0)
-		return 0;
-	if (cle_start(e, n))
-		return CLS_E_FAIL;
-	if (!radix_for(e, n))
-		return ENG_NO_RECORDS;
-	msg_info(2, "%zu records sorted in their words, on the words' bits from %u up", n, low);
 	e->key_low = low;
 	rc = sort_words(e, n, produce, NULL, consume, ctx);
 	e->key_low = 0;

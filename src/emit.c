@@ -18,107 +18,78 @@
  * written: the buffers stay small and in the caches, and are reused. */
 #define GATHER_ROUND 32768
 
-struct decode_job {
+/* Turns n sorted words into their n records at dst. */
+typedef void (*words_fn)(const struct enc_format *f, const void *words, size_t n,
+			 unsigned char *dst);
+
+static void decode_words(const struct enc_format *f, const void *words, size_t n,
+			 unsigned char *dst)
+{
+	f->kt->decode(words, n, f->mask, dst);
+}
+
+struct words_job {
 	const struct enc_format *f;
+	words_fn fn;
 	const unsigned char *words;
 	size_t count;
 	unsigned char *dst;
 };
 
-static void decode_job(void *arg)
+static void words_job(void *arg)
 {
-	const struct decode_job *j = arg;
-	j->f->kt->decode(j->words, j->count, j->f->mask, j->dst);
+	const struct words_job *j = arg;
+	j->fn(j->f, j->words, j->count, j->dst);
 }
 
-/* Decode count words straight into dst, on several threads when there
- * are enough of them. */
-static void decode_parallel(const struct enc_format *f, const void *words, size_t count,
-			    unsigned char *dst)
+/* Write the records of rec bytes each that fn makes of count words: a
+ * mapped output is written into in place, on several threads when there
+ * are enough of them; any other through a buffer. */
+static int emit_words(struct out_writer *w, const struct enc_format *f, const void *words,
+		      size_t count, size_t rec, words_fn fn)
 {
 	const size_t ws = word_size(f->kind);
-	struct decode_job jobs[OUT_COPY_MAX_THREADS];
-	const unsigned threads = out_copy_threads(count * ws, f->threads);
-	unsigned i;
+	unsigned char tmp[DECODE_WORDS * 16];
+	unsigned char *dst = out_claim(w, count * rec);
+	size_t i;
+	int rc = 0;
 
-	for (i = 0; i < threads; i++) {
-		const size_t first = count / threads * i;
-		jobs[i].f = f;
-		jobs[i].words = (const unsigned char *)words + first * ws;
-		jobs[i].count = i + 1 < threads ? count / threads : count - first;
-		jobs[i].dst = dst + first * ws;
+	if (dst) {
+		struct words_job jobs[OUT_COPY_MAX_THREADS];
+		const unsigned threads = out_copy_threads(count * rec, f->threads);
+		unsigned t;
+		for (t = 0; t < threads; t++) {
+			const size_t first = count / threads * t;
+			jobs[t] = (struct words_job){ f, fn, (const unsigned char *)words + first * ws,
+						      t + 1 < threads ? count / threads : count - first,
+						      dst + first * rec };
+		}
+		run_parallel(words_job, jobs, sizeof jobs[0], threads);
+		return 0;
 	}
-	run_parallel(decode_job, jobs, sizeof jobs[0], threads);
+	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
+		const size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
+		fn(f, (const char *)words + i * ws, c, tmp);
+		rc = out_write(w, tmp, c * rec);
+	}
+	return rc;
 }
 
 static int emit_plain(struct out_writer *w, const struct enc_format *f, const void *words,
 		      size_t count)
 {
 	const size_t ws = word_size(f->kind);
-	unsigned char tmp[DECODE_WORDS * 8];
-	unsigned char *dst;
-	size_t i;
-	int rc = 0;
 
 	/* Ascending unsigned keys are their own bytes. */
 	if (f->mask == 0 && f->kt->raw(1) == 1 && f->kt->raw(0) == 0)
 		return out_write(w, words, count * ws);
-	/* A mapped output is decoded into in place. */
-	dst = out_claim(w, count * ws);
-	if (dst) {
-		decode_parallel(f, words, count, dst);
-		return 0;
-	}
-	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
-		size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
-		f->kt->decode((const char *)words + i * ws, c, f->mask, tmp);
-		rc = out_write(w, tmp, c * ws);
-	}
-	return rc;
-}
-
-struct unpack_job {
-	const struct enc_format *f;
-	const unsigned char *words;
-	size_t count;
-	unsigned char *dst;
-};
-
-static void unpack_job(void *arg)
-{
-	const struct unpack_job *j = arg;
-	enc_unpack(j->f, j->words, j->count, j->dst);
+	return emit_words(w, f, words, count, ws, decode_words);
 }
 
 int out_emit_packed(struct out_writer *w, const struct enc_format *f, const void *words,
 		    size_t count)
 {
-	const size_t ws = word_size(f->kind);
-	unsigned char tmp[DECODE_WORDS * 16];
-	unsigned char *dst = out_claim(w, count * f->rec_size);
-	size_t i;
-	int rc = 0;
-
-	/* A mapped output is unpacked into in place, on several threads. */
-	if (dst) {
-		struct unpack_job jobs[OUT_COPY_MAX_THREADS];
-		const unsigned threads = out_copy_threads(count * f->rec_size, f->threads);
-		unsigned t;
-		for (t = 0; t < threads; t++) {
-			const size_t first = count / threads * t;
-			jobs[t] = (struct unpack_job){ f, (const unsigned char *)words + first * ws,
-						       t + 1 < threads ? count / threads : count - first,
-						       dst + first * f->rec_size };
-		}
-		run_parallel(unpack_job, jobs, sizeof jobs[0], threads);
-		return 0;
-	}
-	for (i = 0; i < count && rc == 0; i += DECODE_WORDS) {
-		const size_t c = count - i < DECODE_WORDS ? count - i : DECODE_WORDS;
-		enc_unpack(f, (const char *)words + i * ws, c, tmp);
-		rc = out_write(w, tmp, c * f->rec_size);
-	}
-	return rc;
+	return emit_words(w, f, words, count, f->rec_size, enc_unpack);
 }
 
 /* One thread's share of a gather: records [first, first+count) of the

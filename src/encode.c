@@ -331,20 +331,6 @@ static uint64_t pack_xor(const struct enc_format *f)
 	return f->kt->sortable(0) ^ f->mask;
 }
 
-static inline uint64_t load64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t load32(const unsigned char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 static void pack_job(void *arg)
 {
 	const struct bin_job *j = arg;
@@ -360,13 +346,13 @@ static void pack_job(void *arg)
 	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w) && f->kind == WORD128) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < j->count; i++, r += 16)
-			d128[i] = (struct word128){ load64(r + o), load64(r + k) ^ x };
+			d128[i] = (struct word128){ le_load64(r + o), le_load64(r + k) ^ x };
 		return;
 	}
 	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w)) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < j->count; i++, r += 8)
-			d64[i] = (uint64_t)(load32(r + k) ^ (uint32_t)x) << 32 | load32(r + o);
+			d64[i] = (le_load32(r + k) ^ (uint32_t)x) << 32 | le_load32(r + o);
 		return;
 	}
 	for (i = 0; i < j->count; i++, r += f->rec_size) {

@@ -10,22 +10,6 @@
 #include <emmintrin.h>
 #endif
 
-/* Host byte order is little-endian on every platform clsort targets; the
- * loads go through memcpy so unaligned records are fine. */
-static inline uint64_t load32(const unsigned char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint64_t load64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* Sortable maps.  Signed: flip the sign bit.  Float: negative values have
  * all bits inverted, positive ones the sign bit set, so -0.0 sorts just
  * before +0.0 and infinities at the ends; every NaN becomes the largest
@@ -255,12 +239,12 @@ DEFINE_XOR(uint64_t)
 			}                                                                 \
 		}                                                                         \
 	}
-DEFINE_BULK(u32, load32, uint32_t, true)
-DEFINE_BULK(i32, load32, uint32_t, true)
-DEFINE_BULK(f32, load32, uint32_t, false)
-DEFINE_BULK(u64, load64, uint64_t, true)
-DEFINE_BULK(i64, load64, uint64_t, true)
-DEFINE_BULK(f64, load64, uint64_t, false)
+DEFINE_BULK(u32, le_load32, uint32_t, true)
+DEFINE_BULK(i32, le_load32, uint32_t, true)
+DEFINE_BULK(f32, le_load32, uint32_t, false)
+DEFINE_BULK(u64, le_load64, uint64_t, true)
+DEFINE_BULK(i64, le_load64, uint64_t, true)
+DEFINE_BULK(f64, le_load64, uint64_t, false)
 
 /* The inverse maps of the integer types are exclusive ors too. */
 #define DEFINE_DECODE(T, TW)                                                               \
@@ -318,7 +302,7 @@ uint64_t key_load(const struct key_type *kt, const unsigned char *p)
 		memcpy(&v, p, kt->size);
 		return v;
 	}
-	return kt->width == 4 ? load32(p) : load64(p);
+	return kt->width == 4 ? le_load32(p) : le_load64(p);
 }
 
 size_t key_size(const struct key_type *kt)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* What a sort word holds: the key alone, or the key with the record index
  * below it (ties broken by input order, and the record found again). */
@@ -61,6 +62,22 @@ uint64_t key_mask(const struct key_type *kt);
 /* Read a little-endian key of the type's width at p (of a byte-string
  * key, its first bytes, at most its size). */
 uint64_t key_load(const struct key_type *kt, const unsigned char *p);
+
+/* Host byte order is little-endian on every platform clsort targets; the
+ * loads go through memcpy so unaligned records are fine. */
+static inline uint64_t le_load32(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t le_load64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
 
 /* Bytes of the key in a record. */
 size_t key_size(const struct key_type *kt);
