@@ -331,6 +331,13 @@ static uint64_t pack_xor(const struct enc_format *f)
 	return f->kt->sortable(0) ^ f->mask;
 }
 
+/* Whether the key is one half of the record, first or second: whole
+ * loads and stores then. */
+static bool halves(const struct enc_format *f)
+{
+	return f->rec_size == 2 * f->kt->width && (f->key_off == 0 || f->key_off == f->kt->width);
+}
+
 static void pack_job(void *arg)
 {
 	const struct bin_job *j = arg;
@@ -342,14 +349,13 @@ static void pack_job(void *arg)
 	uint64_t *d64 = j->dst;
 	size_t i;
 
-	/* A key and as many bytes beside it, first or second: whole loads. */
-	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w) && f->kind == WORD128) {
+	if (halves(f) && f->kind == WORD128) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < j->count; i++, r += 16)
 			d128[i] = (struct word128){ le_load64(r + o), le_load64(r + k) ^ x };
 		return;
 	}
-	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w)) {
+	if (halves(f)) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < j->count; i++, r += 8)
 			d64[i] = (le_load32(r + k) ^ (uint32_t)x) << 32 | le_load32(r + o);
@@ -388,7 +394,7 @@ void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigne
 	const uint64_t *w64 = words;
 	size_t i;
 
-	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w) && f->kind == WORD128) {
+	if (halves(f) && f->kind == WORD128) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < n; i++, dst += 16) {
 			const uint64_t key = w128[i].hi ^ x;
@@ -397,7 +403,7 @@ void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigne
 		}
 		return;
 	}
-	if (f->rec_size == 2 * w && (f->key_off == 0 || f->key_off == w)) {
+	if (halves(f)) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < n; i++, dst += 8) {
 			const uint32_t key = (uint32_t)(w64[i] >> 32) ^ (uint32_t)x;
