@@ -99,6 +99,7 @@ struct gather {
 	const struct enc_batch *b;
 	const void *words;
 	const struct kv_line *sorted;	/* kv lines in order already, or NULL */
+	struct kv_line *ent;	/* kv lines of words: the thread's entries of a round */
 	size_t first, count;
 	unsigned char *dst;	/* where the records go in a mapped output, or NULL */
 	unsigned char *buf;
@@ -147,10 +148,8 @@ static void gather_job(void *arg)
 		unsigned char *to;
 		size_t len;
 
-		/* The records lie anywhere: ask for the line table entry and
-		 * the record a little ahead of their use. */
-		if (i + 16 < end && kv && !g->sorted)
-			__builtin_prefetch(&g->b->lines[enc_word_index(f, g->words, i + 16)]);
+		/* The records lie anywhere: ask for one a little ahead of its
+		 * use. */
 		if (i + 8 < end) {
 			record_at(g, i + 8, &p, &len);
 			__builtin_prefetch(p);
@@ -196,32 +195,39 @@ static void size_job(void *arg)
 	size_t i;
 
 	g->len = 0;
-	for (i = g->first; i < end; i++) {
-		const unsigned char *p;
-		size_t len;
-		if (i + 16 < end && !g->sorted)
-			__builtin_prefetch(&g->b->lines[enc_word_index(g->f, g->words, i + 16)]);
-		record_at(g, i, &p, &len);
-		g->len += len + 1;
-	}
+	for (i = g->first; i < end; i++)
+		g->len += g->sorted[i].len + 1;
 }
 
-/* Where a mapped output (or a run kept in memory) has room for lines as
- * long as the input's: the place of the count lines of words, each
- * thread's share of them (g[0..threads)) set to gather into its part of
- * it; NULL where there is no such room, or too little for these lines. */
-static unsigned char *claim_lines(struct out_writer *w, const struct enc_format *f,
-				  const struct enc_batch *b, const void *words,
-				  const struct kv_line *sorted, size_t count, struct gather *g,
-				  unsigned threads)
+/* One thread's share of kv lines of words: their line table entries in
+ * the words' order into its own, first to count, their size into len. */
+static void entries_job(void *arg)
+{
+	struct gather *g = arg;
+	const struct kv_line *lines = g->b->lines;
+	const size_t end = g->first + g->count;
+	size_t i;
+
+	g->len = 0;
+	for (i = g->first; i < end; i++) {
+		const struct kv_line *e = &lines[enc_word_index(g->f, g->words, i)];
+		if (i + 16 < end)
+			__builtin_prefetch(&lines[enc_word_index(g->f, g->words, i + 16)]);
+		g->ent[i - g->first] = *e;
+		g->len += e->len + 1;
+	}
+	g->sorted = g->ent;
+	g->first = 0;
+}
+
+/* The place of lines g[0..threads) have sized, each thread's part set
+ * for it to gather into: in a mapped output (or a run kept in memory)
+ * with room for them, else NULL. */
+static unsigned char *claim_lines(struct out_writer *w, struct gather *g, unsigned threads)
 {
 	unsigned char *dst;
 	size_t i, at = 0;
 
-	if (!out_claimable(w, 1))
-		return NULL;
-	share_out(g, threads, f, b, words, sorted, 0, count);
-	run_parallel(size_job, g, sizeof *g, threads);
 	for (i = 0; i < threads; i++)
 		at += g[i].len;
 	if (!(dst = out_claim(w, at)))
@@ -231,6 +237,54 @@ static unsigned char *claim_lines(struct out_writer *w, const struct enc_format 
 		at += g[i].len;
 	}
 	return dst;
+}
+
+/* The gathers' buffers, in order, where they did not gather into place. */
+static int write_gathered(struct out_writer *w, const struct gather *g, unsigned threads)
+{
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < threads && rc == 0; i++) {
+		if (g[i].failed) {
+			msg_errno(ENOMEM, "cannot gather the sorted records");
+			return CLS_E_FAIL;
+		}
+		if (!g[i].dst)
+			rc = out_write(w, g[i].buf, g[i].len);
+	}
+	return rc;
+}
+
+/* kv lines of words, GATHER_ROUND a thread at a time: each thread first
+ * copies its share's line table entries in the words' order into an
+ * array of its own (asking for each ahead from the words), which sizes
+ * the share, then reads the lines from there (asking for each ahead from
+ * its entry).  Read in one loop, a line's entry and its text are two
+ * misses in a row, and the text cannot be asked for before its entry
+ * has come. */
+static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
+			 const struct enc_batch *b, const void *words, size_t count, struct gather *g,
+			 unsigned threads)
+{
+	const size_t step = (size_t)threads * GATHER_ROUND;
+	size_t first, i;
+	int rc = 0;
+
+	for (i = 0; i < threads; i++)
+		if (!g[i].ent && !(g[i].ent = malloc(GATHER_ROUND * sizeof *g[i].ent))) {
+			msg_errno(ENOMEM, "cannot gather the sorted records");
+			return CLS_E_FAIL;
+		}
+	for (first = 0; first < count && rc == 0; first += step) {
+		const size_t n = count - first < step ? count - first : step;
+		share_out(g, threads, f, b, words, NULL, first, n);
+		run_parallel(entries_job, g, sizeof *g, threads);
+		claim_lines(w, g, threads);
+		run_parallel(gather_job, g, sizeof *g, threads);
+		rc = write_gathered(w, g, threads);
+	}
+	return rc;
 }
 
 /* Records of indexed words (or kv lines in order already, sorted):
@@ -256,9 +310,15 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 		}
 	}
 	g = w->gathers;
-	if (f->fmt == CLS_FMT_KV && (dst = claim_lines(w, f, b, words, sorted, count, g, threads))) {
-		run_parallel(gather_job, g, sizeof *g, threads);
-		return 0;
+	if (f->fmt == CLS_FMT_KV && !sorted)
+		return emit_kv_words(w, f, b, words, count, g, threads);
+	if (f->fmt == CLS_FMT_KV && out_claimable(w, 1)) {
+		share_out(g, threads, f, b, words, sorted, 0, count);
+		run_parallel(size_job, g, sizeof *g, threads);
+		if (claim_lines(w, g, threads)) {
+			run_parallel(gather_job, g, sizeof *g, threads);
+			return 0;
+		}
 	}
 	step = dst ? count : (size_t)threads * GATHER_ROUND;
 	for (first = 0; first < count && rc == 0; first += step) {
@@ -267,13 +327,7 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 		for (i = 0; dst && i < threads; i++)
 			g[i].dst = dst + (g[i].first - first) * f->rec_size;
 		run_parallel(gather_job, g, sizeof *g, threads);
-		for (i = 0; !dst && i < threads && rc == 0; i++) {
-			if (g[i].failed) {
-				msg_errno(ENOMEM, "cannot gather the sorted records");
-				return CLS_E_FAIL;
-			}
-			rc = out_write(w, g[i].buf, g[i].len);
-		}
+		rc = write_gathered(w, g, threads);
 	}
 	return rc;
 }
@@ -332,8 +386,10 @@ void out_emit_free(struct out_writer *w)
 	tie_free(&w->ties);
 	if (!g)
 		return;
-	for (i = 0; i < GATHER_MAX_THREADS; i++)
+	for (i = 0; i < GATHER_MAX_THREADS; i++) {
 		free(g[i].buf);
+		free(g[i].ent);
+	}
 	free(g);
 	w->gathers = NULL;
 }

@@ -156,6 +156,21 @@ host_as_ref() {
   done
 }
 
+@test "host: kv lines gathered in rounds, to a pipe and into a mapping, in refsort's order" {
+  local f=$BATS_TEST_TMPDIR/kv p
+  # Few keys: the order of each key's lines shows a round's shares out
+  # of place.  200003 lines are several rounds on every thread count.
+  "$REFSORT" gen-kv 200003 14 u32 1000 > "$f"
+  "$REFSORT" sort -f kv < "$f" > "$BATS_TEST_TMPDIR/want"
+  for p in 1 2 3 4; do
+    "$CLSORT" -d host --parallel=$p -f kv "$f" | cmp "$BATS_TEST_TMPDIR/want" - ||
+      fail "--parallel=$p to a pipe"
+    rm -f "$BATS_TEST_TMPDIR/out"
+    "$CLSORT" -d host --parallel=$p -f kv -o "$BATS_TEST_TMPDIR/out" "$f"
+    cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "--parallel=$p to -o"
+  done
+}
+
 @test "host: -L lists the host engine; -v names it; --parallel=1 sorts the same" {
   local f=$BATS_TEST_TMPDIR/in
   run "$CLSORT" -L
