@@ -349,6 +349,9 @@ static void pack_job(void *arg)
 	uint64_t *d64 = j->dst;
 	size_t i;
 
+	/* Records that fill their words may be packed where they lie (dst
+	 * the records): a record's halves are both loaded before its word is
+	 * stored. */
 	if (halves(f) && f->kind == WORD128) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < j->count; i++, r += 16)
@@ -371,6 +374,11 @@ static void pack_job(void *arg)
 		else
 			d128[i] = (struct word128){ low, key ^ x };
 	}
+}
+
+bool enc_words_in_place(const struct enc_format *f)
+{
+	return enc_bare_keys(f) || (enc_packs(f) && halves(f));
 }
 
 bool enc_packs(const struct enc_format *f)

@@ -111,6 +111,12 @@ struct enc_planner {
  * index, no longer key): sorted words are the output. */
 bool enc_bare_keys(const struct enc_format *f);
 
+/* Whether each record's sort word is as wide as the record and can be
+ * made where the record lies (bare keys; records packed, enc_packs, that
+ * fill their word): encoded in place, the input's memory holds its
+ * words. */
+bool enc_words_in_place(const struct enc_format *f);
+
 /* Records in data[0..len) of an input: bin records, or kv lines (a last
  * one without its line end counted too). */
 uint64_t enc_count_records(const struct enc_format *f, const void *data, size_t len);

@@ -65,8 +65,8 @@ struct eng_ops {
 	int (*sort_lines)(struct engine *e, const struct eng_lines *l, eng_producer produce,
 			  eng_consumer consume, void *ctx);
 	/* NULL where the engine cannot: eng_sort_in, eng_sort_above. */
-	int (*sort_in)(struct engine *e, size_t n, void *words, eng_producer produce,
-		       eng_consumer consume, void *ctx);
+	int (*sort_in)(struct engine *e, size_t n, void *words, unsigned low,
+		       eng_producer produce, eng_consumer consume, void *ctx);
 	int (*sort_above)(struct engine *e, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx);
 };
@@ -130,12 +130,13 @@ int eng_sort_records(struct engine *e, size_t n, size_t rec_size, eng_producer p
 int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer produce,
 		   eng_consumer consume, void *ctx);
 
-/* As eng_sort, produce filling n words at words, the caller's memory,
- * which the engine sorts them in (and leaves in any order): no copy of
- * them of its own.  ENG_NO_RECORDS, having called neither, where the
- * engine does not (an OpenCL device, which has memory of its own):
- * eng_sort then. */
-int eng_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
+/* As eng_sort (low 0) or eng_sort_above (low: the bits from which the
+ * words are ordered), produce filling n words at words, the caller's
+ * memory, which the engine sorts them in (and leaves in any order): no
+ * copy of them of its own.  ENG_NO_RECORDS, having called neither, where
+ * the engine does not (an OpenCL device, which has memory of its own):
+ * eng_sort or eng_sort_above then. */
+int eng_sort_in(struct engine *e, size_t n, void *words, unsigned low, eng_producer produce,
 		eng_consumer consume, void *ctx);
 
 /* As eng_sort, for words whose bits below low take no part in their

@@ -105,15 +105,19 @@ static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer
 	return sort_own((struct hst *)e, n, low, produce, consume, ctx);
 }
 
-static int hst_sort_in(struct engine *e, size_t n, void *words, eng_producer produce,
-		       eng_consumer consume, void *ctx)
+static int hst_sort_in(struct engine *e, size_t n, void *words, unsigned low,
+		       eng_producer produce, eng_consumer consume, void *ctx)
 {
 	struct hst *h = (struct hst *)e;
 
 	if (n == 0)
 		return 0;
-	msg_info(2, "host engine: %zu words sorted in place", n);
-	return sort_at(h, n, words, 0, produce, consume, ctx);
+	if (low)
+		msg_info(2, "host engine: %zu words sorted in place, on their bits from %u up", n,
+			 low);
+	else
+		msg_info(2, "host engine: %zu words sorted in place", n);
+	return sort_at(h, n, words, low, produce, consume, ctx);
 }
 
 static void hst_report(const struct engine *e)

@@ -74,7 +74,8 @@ struct run_io {
 	struct srt_times *t;
 	const unsigned char *text;	/* kv lines put in order with their text */
 	uint64_t text_bytes, out_bytes;
-	bool packed;			/* bin records packed in their words */
+	bool packed;			/* bin records packed in their words... */
+	bool in_place;			/* ...made where the input lies */
 };
 
 /* Input bytes of records [first, first+count) of run b, for --progress
@@ -112,7 +113,7 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 	else
 		rc = enc_encode_range(io->f, io->b, first, count, dst);
 	if (rc == 0 && io->warm && io->warm->in && (!io->f->indexed || io->packed) &&
-	    first + count == io->b->n)
+	    !io->in_place && first + count == io->b->n)
 		warm_drop_input(io->warm, io->b);
 	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
 	io->t->produce += now_sec() - t0;
@@ -293,13 +294,16 @@ static int collect(void *arg, const void *src, size_t first, size_t count)
 	return 0;
 }
 
-/* Memory of run b's own that the sort may take for its words: the words
- * it parsed (kv lines), or where its bare keys lie, each encoded where it
- * is, when they are a stream read whole into memory of its own (not a
+/* Memory of the run's own that the sort may take for its words: the
+ * words it parsed (kv lines), or where its bare keys lie (or its records,
+ * packed: io->packed, enc_words_in_place), each made into its word where
+ * it is, when they are a stream read whole into memory of its own (not a
  * mapped file), all of it this one run.  NULL otherwise, and for a run
  * picked from words that others share. */
-static void *own_words(const struct enc_format *f, const struct enc_batch *b)
+static void *own_words(const struct run_io *io)
 {
+	const struct enc_format *f = io->f;
+	const struct enc_batch *b = io->b;
 	const struct enc_slice *s = b->nslices == 1 ? &b->slices[0] : NULL;
 	const struct in_file *file = s ? s->file : NULL;
 
@@ -307,8 +311,8 @@ static void *own_words(const struct enc_format *f, const struct enc_batch *b)
 		return NULL;
 	if (b->words)
 		return b->words;
-	if (!file || !file->heap || !enc_bare_keys(f) || s->off || s->len != file->size ||
-	    (uint64_t)b->n * f->rec_size != s->len)
+	if (!file || !file->heap || !(io->packed ? enc_words_in_place(f) : enc_bare_keys(f)) ||
+	    s->off || s->len != file->size || (uint64_t)b->n * f->rec_size != s->len)
 		return NULL;
 	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
 }
@@ -319,7 +323,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	       const size_t *bounds, size_t k, struct out_writer *w, struct srt_warm *warm,
 	       struct srt_times *t)
 {
-	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false };
+	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false, false };
 	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
 	void *in;
@@ -334,10 +338,17 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	}
 	rc = ENG_NO_RECORDS;
 	/* Records that fit in their words beside their keys, where the
-	 * engine sorts on the keys' bits alone: the words are the output. */
+	 * engine sorts on the keys' bits alone: the words are the output
+	 * (made where the records lie, where they fill them). */
 	if (!bounds && !b->pick && enc_packs(f)) {
 		io.packed = true;
-		rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
+		if ((in = own_words(&io))) {
+			io.in_place = true;
+			rc = eng_sort_in(e, b->n, in, enc_packed_low(f), produce, consume, &io);
+			io.in_place = rc != ENG_NO_RECORDS;
+		}
+		if (rc == ENG_NO_RECORDS)
+			rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
 		io.packed = rc != ENG_NO_RECORDS;
 	}
 	if (rc == ENG_NO_RECORDS && !bounds && records_in_order(f, b)) {
@@ -346,8 +357,10 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
 					      consume_records, &io);
 	}
-	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(f, b)))
-		rc = eng_sort_in(e, b->n, in, produce, consume, &io);
+	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(&io))) {
+		io.in_place = !b->words;
+		rc = eng_sort_in(e, b->n, in, 0, produce, consume, &io);
+	}
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);

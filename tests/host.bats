@@ -90,6 +90,45 @@ host_as_ref() {
   ! grep -q "in their words" "$BATS_TEST_TMPDIR/err" || fail "the device: as words"
 }
 
+@test "host: records that fill their words, from a pipe, are made into them where they were read" {
+  local f=$BATS_TEST_TMPDIR/in spec n r
+  for spec in "16 0 u64" "16 8 i64" "8 0 u32" "8 4 i32"; do
+    set -- $spec
+    for n in 1 2 2049 70001; do
+      "$REFSORT" gen-rec "$n" "$1" "$2" "$3" "$n" few > "$f"
+      for r in "" -r; do
+        "$REFSORT" sort -R "$1" --key-offset "$2" -k "$3" $r < "$f" > "$BATS_TEST_TMPDIR/want"
+        cat "$f" | "$CLSORT" -d host -vv -R "$1" --key-offset "$2" -k "$3" $r \
+          > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err" ||
+          fail "$spec $n $r: $(cat "$BATS_TEST_TMPDIR/err")"
+        cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$spec, $n records $r: not refsort's"
+        grep -q "host engine: $n words sorted in place, on their bits from $(($1 * 4)) up" \
+          "$BATS_TEST_TMPDIR/err" || fail "$spec $n $r: $(cat "$BATS_TEST_TMPDIR/err")"
+      done
+    done
+  done
+  # Not: records narrower than their words, a mapped file, runs of -S.
+  "$REFSORT" gen-rec 70001 12 4 u64 7 few > "$f"
+  "$REFSORT" sort -R 12 --key-offset 4 -k u64 < "$f" > "$BATS_TEST_TMPDIR/want"
+  cat "$f" | "$CLSORT" -d host -vv -R 12 --key-offset 4 -k u64 > "$BATS_TEST_TMPDIR/got" \
+    2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "12-byte records: not refsort's"
+  grep -q "records sorted in their words" "$BATS_TEST_TMPDIR/err" || fail "12: $(cat "$BATS_TEST_TMPDIR/err")"
+  ! grep -q "sorted in place" "$BATS_TEST_TMPDIR/err" || fail "12-byte records: in place"
+  "$REFSORT" gen-rec 70001 16 0 u64 8 few > "$f"
+  "$REFSORT" sort -R 16 -k u64 < "$f" > "$BATS_TEST_TMPDIR/want"
+  for how in file runs; do
+    if [ $how = file ]; then
+      "$CLSORT" -d host -vv -R 16 -k u64 "$f" > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err"
+    else
+      cat "$f" | "$CLSORT" -d host -vv -S 256K -R 16 -k u64 > "$BATS_TEST_TMPDIR/got" \
+        2> "$BATS_TEST_TMPDIR/err"
+    fi
+    cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$how: not refsort's"
+    ! grep -q "sorted in place" "$BATS_TEST_TMPDIR/err" || fail "$how: in place"
+  done
+}
+
 @test "host: kv lines of every type, duplicate keys in input order, both directions" {
   local f=$BATS_TEST_TMPDIR/in t n r
   for t in u32 i32 f32 u64 i64 f64; do
@@ -127,10 +166,10 @@ host_as_ref() {
     done
   done
   # Not the memory of a mapped file, nor of keys that are not the words
-  # (f32, records, -u), nor of a stream in several runs.
+  # (f32, -u; records: the test above), nor of a stream in several runs.
   "$REFSORT" gen u32 300000 11 few > "$f"
   "$REFSORT" sort -k u32 < "$f" > "$BATS_TEST_TMPDIR/want"
-  for args in "-k u32 $f" "-k u32 -u" "-k f32" "-R 8 -k u32" "-k u32 -S 256K"; do
+  for args in "-k u32 $f" "-k u32 -u" "-k f32" "-k u32 -S 256K"; do
     cat "$f" | "$CLSORT" -d host -vv $args > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err" ||
       fail "$args: $(cat "$BATS_TEST_TMPDIR/err")"
     ! grep -q "sorted in place" "$BATS_TEST_TMPDIR/err" || fail "$args: in place"
