@@ -360,6 +360,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(&io))) {
 		io.in_place = !b->words;
 		rc = eng_sort_in(e, b->n, in, 0, produce, consume, &io);
+		io.in_place = io.in_place && rc != ENG_NO_RECORDS;
 	}
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
