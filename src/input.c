@@ -362,6 +362,16 @@ static void leave(const struct in_watch *watch)
 		watch->leave(watch->ctx);
 }
 
+/* The rest of stream f left to a thread that reads it on, its runs sorted
+ * meanwhile, the len bytes come so far in buf (of cap) their start. */
+static int stream_runs(struct in_file *f, int fd, unsigned char *buf, size_t cap, size_t len,
+		       const struct in_watch *watch, struct prefault *pf)
+{
+	prefault_tell(pf, len, true);
+	leave(watch);
+	return start_stream(f, fd, buf, cap, len, watch);
+}
+
 /* A stream: read into a region of memory bytes reserved up front (pages
  * taken as they fill, huge ones where the system gives them: no copies as
  * it grows, a few page faults); past memory bytes, the region goes to an
@@ -372,9 +382,12 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 {
 	const size_t cap = memory < ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)memory;
 	/* When the first bytes came, and how many: the stream's rate is its
-	 * writer's from then on, not the wait for a writer that starts late. */
-	double t_first = 0;
-	size_t first_len = 0;
+	 * writer's from then on, not the wait for a writer that starts late;
+	 * and when it passed its first run, where it came slow enough for
+	 * runs (looked). */
+	double t_first = 0, t_look = 0;
+	size_t first_len = 0, look_len = 0;
+	bool looked = false;
 	struct prefault pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
 	unsigned char *buf;
 	size_t len = 0;
@@ -391,6 +404,10 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 	}
 	madvise(buf, cap, MADV_HUGEPAGE);
 	for (;;) {
+		/* Near the line at the first look, its memory full before the
+		 * second: in runs, as the first look found it. */
+		if (len == cap && runs && looked && tfd < 0)
+			return stream_runs(f, fd, buf, cap, len, watch, &pf);
 		if (len == cap) {
 			/* Every page is taken: the region is used again. */
 			prefault_tell(&pf, len, true);
@@ -415,21 +432,39 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 			first_len = (size_t)r;
 		}
 		len += (size_t)r;
-		/* Past a run, a stream that comes no faster than its runs are
+		/* Past a run, a stream that came no faster than its runs are
 		 * sorted goes on being read by a thread of its own, its runs
-		 * sorted meanwhile; a faster one is read whole first. */
-		if (runs && tfd < 0 && len > watch->run_bytes) {
-			runs = false;
-			if ((double)(len - first_len) <= watch->run_rate * (now_sec() - t_first)) {
-				prefault_tell(&pf, len, true);
-				leave(watch);
-				return start_stream(f, fd, buf, cap, len, watch);
-			}
+		 * sorted meanwhile; a faster one is read whole first.  One that
+		 * came near that rate (near_rate or more) is looked at again
+		 * past a second run, so that a fast stream slowed for a moment
+		 * (its writer's start, a busy machine) is not taken for a slow
+		 * one. */
+		if (runs && tfd < 0 && len > (looked ? 2 : 1) * watch->run_bytes) {
+			const double t = now_sec(), took = looked ? t - t_look : t - t_first;
+			const size_t came = looked ? len - look_len : len - first_len;
+			const double rate = took > 0 ? (double)came / took : 1e300;
+			const bool slow = rate <= watch->run_rate;
+			const bool near = slow && !looked && rate >= watch->near_rate;
+
+			msg_info(2, "%s: %s %zu MiB came at %.0f MB/s: %s", f->name,
+				 looked ? "the next" : "its first", (looked ? came : len) >> 20, rate / 1e6,
+				 !slow ? "read whole first"
+				 : near ? "near the line, looked at again" : "sorted in runs as it arrives");
+			if (slow && !near)
+				return stream_runs(f, fd, buf, cap, len, watch, &pf);
+			runs = near;
+			looked = true;
+			t_look = t;
+			look_len = len;
 		}
 		/* A region used again has every page taken. */
 		if (tfd < 0)
 			prefault_follow(&pf, buf, cap, len);
 	}
+	/* Near the line at the first look, and ended before the second: in
+	 * runs, as the first look found it. */
+	if (runs && looked && tfd < 0)
+		return stream_runs(f, fd, buf, cap, len, watch, &pf);
 	prefault_tell(&pf, len, true);
 	if (tfd >= 0) {
 		struct stat st;

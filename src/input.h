@@ -49,6 +49,9 @@ struct in_watch {
 	 * so that its runs are sorted while the rest arrives. */
 	size_t run_bytes;
 	double run_rate;
+	/* One that came at near_rate or more (but no more than run_rate)
+	 * is looked at again past a second run. */
+	double near_rate;
 };
 
 /* Open and map (or read) every name; no names means stdin.  memory bounds

@@ -20,6 +20,9 @@ size_t stream_run_bytes(const struct cls_opts *o, const struct enc_format *f);
 /* Bytes a second at most that a stream delivers its first run at, for its
  * runs to be sorted while it is read (in_watch's run_rate). */
 double stream_run_rate(void);
+/* The rate at or over which a stream no faster than stream_run_rate is
+ * looked at again past a second run before it is sorted in runs. */
+double stream_near_rate(void);
 
 /* Sort the stream that file still reads (file->stream) into out.  0,
  * CLS_E_PIPE or CLS_E_FAIL after a message. */

@@ -262,6 +262,48 @@ stream_same_as_file() {
   done
 }
 
+@test "a stream near the line at its first run is looked at again past its second" {
+  "$REFSORT" gen-kv 40000 49 > "$T/in"
+  "$CLSORT" -f kv "$T/in" > "$T/want"
+  # Five pieces of 16 KiB with pauses (under 1 MB/s), then the rest in one
+  # write: near the line (from 0, CLSORT_STREAM_NEAR) of 2 MB/s at the
+  # first look; the rest fast (read whole) or, under a line of 10^15, slow
+  # (in runs).
+  slow_then_fast() {
+    for i in 0 1 2 3 4; do
+      dd if="$T/in" bs=16384 skip=$i count=1 status=none
+      [ $i = 4 ] || sleep 0.05
+    done
+    tail -c +81921 "$T/in" | dd bs=4M iflag=fullblock status=none
+  }
+  for line in 2e6 1e15; do
+    slow_then_fast | CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=$line CLSORT_STREAM_NEAR=0 \
+      "$CLSORT" -f kv "${DEV[@]}" -vv > "$T/got" 2> "$T/err"
+    cmp "$T/want" "$T/got" || fail "$line: not the file's sort"
+    grep -q 'its first 0 MiB came at .*: near the line, looked at again' "$T/err" ||
+      fail "$line: $(cat "$T/err")"
+    if [ $line = 2e6 ]; then
+      grep -q 'the next [0-9]* MiB came at .*: read whole first' "$T/err" || fail "$(cat "$T/err")"
+      ! grep -q 'while it is read' "$T/err" || fail "in runs: $(cat "$T/err")"
+    else
+      grep -q 'the next [0-9]* MiB came at .*: sorted in runs as it arrives' "$T/err" ||
+        fail "$(cat "$T/err")"
+      grep -q 'while it is read' "$T/err" || fail "not in runs: $(cat "$T/err")"
+    fi
+  done
+  # Ended before the second look: in runs, as the first found it.
+  head -c 100000 "$T/in" | sed '$d' > "$T/short"
+  "$CLSORT" -f kv "$T/short" > "$T/want"
+  { dd if="$T/short" bs=16384 count=5 status=none; sleep 0.05
+    dd if="$T/short" bs=16384 skip=5 status=none; } |
+    CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e15 CLSORT_STREAM_NEAR=0 \
+      "$CLSORT" -f kv "${DEV[@]}" -vv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "short: not the file's sort"
+  grep -q 'near the line, looked at again' "$T/err" || fail "short: $(cat "$T/err")"
+  ! grep -q 'the next' "$T/err" || fail "short: a second look"
+  grep -q 'while it is read' "$T/err" || fail "short: not in runs: $(cat "$T/err")"
+}
+
 @test "a writer that starts late, then writes fast, is read whole first" {
   "$REFSORT" gen-kv 100000 48 > "$T/in"
   "$CLSORT" -f kv "$T/in" > "$T/want"
