@@ -302,6 +302,17 @@ stream_same_as_file() {
   grep -q 'near the line, looked at again' "$T/err" || fail "short: $(cat "$T/err")"
   ! grep -q 'the next' "$T/err" || fail "short: a second look"
   grep -q 'while it is read' "$T/err" || fail "short: not in runs: $(cat "$T/err")"
+  # Its memory (1 MiB) full before the second look (past 2 runs of 600000
+  # bytes): in runs too, the later ones in temporary files.
+  "$CLSORT" -f kv "$T/in" > "$T/want"
+  { dd if="$T/in" bs=100000 count=7 status=none; sleep 0.1
+    dd if="$T/in" bs=100000 skip=7 status=none; } |
+    CLSORT_STREAM_RUN=600000 CLSORT_STREAM_RATE=1e15 CLSORT_STREAM_NEAR=0 \
+      "$CLSORT" -f kv "${DEV[@]}" -vv --memory 1M -T "$BATS_TEST_TMPDIR" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "memory full: not the file's sort"
+  grep -q 'near the line, looked at again' "$T/err" || fail "memory full: $(cat "$T/err")"
+  ! grep -q 'the next' "$T/err" || fail "memory full: a second look"
+  grep -q 'while it is read' "$T/err" || fail "memory full: not in runs: $(cat "$T/err")"
 }
 
 @test "a writer that starts late, then writes fast, is read whole first" {
