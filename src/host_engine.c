@@ -113,8 +113,8 @@ static int hst_sort_in(struct engine *e, size_t n, void *words, unsigned low,
 	if (n == 0)
 		return 0;
 	if (low)
-		msg_info(2, "host engine: %zu words sorted in place, on their bits from %u up", n,
-			 low);
+		msg_info(2, "host engine: %zu records sorted in their words, in place, on the "
+			 "words' bits from %u up", n, low);
 	else
 		msg_info(2, "host engine: %zu words sorted in place", n);
 	return sort_at(h, n, words, low, produce, consume, ctx);

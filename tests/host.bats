@@ -102,7 +102,7 @@ host_as_ref() {
           > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err" ||
           fail "$spec $n $r: $(cat "$BATS_TEST_TMPDIR/err")"
         cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$spec, $n records $r: not refsort's"
-        grep -q "host engine: $n words sorted in place, on their bits from $(($1 * 4)) up" \
+        grep -q "host engine: $n records sorted in their words, in place, on the words' bits from $(($1 * 4)) up" \
           "$BATS_TEST_TMPDIR/err" || fail "$spec $n $r: $(cat "$BATS_TEST_TMPDIR/err")"
       done
     done
@@ -114,7 +114,7 @@ host_as_ref() {
     2> "$BATS_TEST_TMPDIR/err"
   cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "12-byte records: not refsort's"
   grep -q "records sorted in their words" "$BATS_TEST_TMPDIR/err" || fail "12: $(cat "$BATS_TEST_TMPDIR/err")"
-  ! grep -q "sorted in place" "$BATS_TEST_TMPDIR/err" || fail "12-byte records: in place"
+  ! grep -q "in place" "$BATS_TEST_TMPDIR/err" || fail "12-byte records: in place"
   "$REFSORT" gen-rec 70001 16 0 u64 8 few > "$f"
   "$REFSORT" sort -R 16 -k u64 < "$f" > "$BATS_TEST_TMPDIR/want"
   for how in file runs; do
@@ -125,7 +125,7 @@ host_as_ref() {
         2> "$BATS_TEST_TMPDIR/err"
     fi
     cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$how: not refsort's"
-    ! grep -q "sorted in place" "$BATS_TEST_TMPDIR/err" || fail "$how: in place"
+    ! grep -q "in place" "$BATS_TEST_TMPDIR/err" || fail "$how: in place"
   done
 }
 
