@@ -69,8 +69,7 @@ static int sort_at(struct hst *h, size_t n, void *words, unsigned low, eng_produ
 	if ((rc = produce(ctx, words, 0, n)))
 		return rc;
 	t0 = now_sec();
-	rc = low ? radix_sort_above(words, h->scratch, n, h->c.kind, low, h->c.threads, &sorted)
-		 : radix_sort(words, h->scratch, n, h->c.kind, h->c.threads, &sorted);
+	rc = radix_sort_above(words, h->scratch, n, h->c.kind, low, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
 	return rc ? rc : consume(ctx, sorted, 0, n);
 }

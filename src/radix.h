@@ -20,9 +20,11 @@
 int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
 	       void **sorted);
 
-/* radix_sort of words whose bits below low already ascend among any that
- * agree on the bits from low up (a position in a tied group): no pass is
- * spent on those bits. */
+/* radix_sort of words on their bits from low up, no pass spent on the
+ * bits below: where those already ascend among words that agree above
+ * them (a position in a tied group), the words end wholly in order; where
+ * they do not (records packed beside their keys), words that agree above
+ * them keep their order, the sort being stable.  radix_sort is low 0. */
 int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
 		     unsigned threads, void **sorted);
 
