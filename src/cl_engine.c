@@ -372,12 +372,12 @@ static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t unit
 	return err;
 }
 
-/* Sort n words that produce fills, down to consume; with bs (not NULL),
- * what it describes goes up beside them and comes down instead.  With
- * e->key_low set, ENG_NO_RECORDS, having called neither, where the run
- * would go through the networks. */
-static int sort_words(struct cle *e, size_t n, eng_producer produce, const struct beside *bs,
-		      eng_consumer consume, void *ctx)
+/* Sort n words that produce fills, down to consume, on their bits from
+ * key_low up; with bs (not NULL), what it describes goes up beside them
+ * and comes down instead.  With key_low not 0, ENG_NO_RECORDS, having
+ * called neither, where the run would go through the networks. */
+static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer produce,
+		      const struct beside *bs, eng_consumer consume, void *ctx)
 {
 	size_t tiles, chunk_tiles, chunks, c, tiled, rchunks = 0, tchunks = 0, ochunks = 0;
 	size_t out_units = 0;
@@ -396,11 +396,11 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 	/* Only the radix sort, whose passes may start at key_low, orders
 	 * words on some of their bits alone; the networks order all of
 	 * them. */
-	if (e->key_low && !radix)
+	if (key_low && !radix)
 		return ENG_NO_RECORDS;
-	if (e->key_low)
+	if (key_low)
 		msg_info(2, "%zu records sorted in their words, on the words' bits from %u up", n,
-			 e->key_low);
+			 key_low);
 	tiles = (n + e->sh.tile - 1) / e->sh.tile;
 	if (cle_reserve(e, n) != 0) {
 		msg_err("cannot hold %zu words on the device", n);
@@ -463,7 +463,7 @@ static int sort_words(struct cle *e, size_t n, eng_producer produce, const struc
 		if (radix_kernels(e))
 			goto out;
 		if (err == CL_SUCCESS)
-			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, e->key_low,
+			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, key_low,
 				       (cl_uint)chunks,
 				       up, e->dev->profiling ? record_kernel : NULL, e, &result, &done);
 	} else if (err == CL_SUCCESS) {
@@ -544,19 +544,13 @@ out:
 
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
-	return sort_words((struct cle *)base, n, produce, NULL, consume, ctx);
+	return sort_words((struct cle *)base, n, 0, produce, NULL, consume, ctx);
 }
 
 static int cle_sort_above(struct engine *base, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx)
 {
-	struct cle *e = (struct cle *)base;
-	int rc;
-
-	e->key_low = low;
-	rc = sort_words(e, n, produce, NULL, consume, ctx);
-	e->key_low = 0;
-	return rc;
+	return sort_words((struct cle *)base, n, low, produce, NULL, consume, ctx);
 }
 
 /* The device's memory a sort may take: -S, else a share of what it has. */
@@ -623,7 +617,7 @@ static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_
 	    clg_prepare(&e->gather, bs.units, bs.own_out))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
-	return sort_words(e, n, produce, &bs, consume, ctx);
+	return sort_words(e, n, 0, produce, &bs, consume, ctx);
 }
 
 /* kv lines put in order on the device, text and all: where their text,
@@ -646,7 +640,7 @@ static int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_pr
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu lines put in order on the device, their text with them",
 		 l->n);
-	return sort_words(e, l->n, produce, &bs, consume, ctx);
+	return sort_words(e, l->n, 0, produce, &bs, consume, ctx);
 }
 
 static void cle_report(const struct engine *base)

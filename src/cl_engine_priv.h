@@ -50,8 +50,6 @@ struct cle {
 	struct clg gather;		/* eng_sort_records: records put in order */
 	cl_mem buf, buf2;
 	size_t buf_words;
-	unsigned key_low;		/* the sort's words are ordered on their bits
-					 * from this up (cle_sort_above) */
 	struct stg stg;			/* the transfers, on xfer */
 	struct {
 		double upload, sort, download;
