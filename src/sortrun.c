@@ -317,6 +317,21 @@ static void *own_words(const struct run_io *io)
 	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
 }
 
+/* The run's words sorted in in, its own memory (own_words), on their bits
+ * from low up; io->in_place while they are made there, where that is the
+ * input's (whose pages must then stay).  ENG_NO_RECORDS where the engine
+ * does not. */
+static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low)
+{
+	int rc;
+
+	io->in_place = in != io->b->words;
+	rc = eng_sort_in(e, io->b->n, in, low, produce, consume, io);
+	if (rc == ENG_NO_RECORDS)
+		io->in_place = false;
+	return rc;
+}
+
 /* Sort run b into w; bounds, when not NULL, cut its words into k pieces
  * each already sorted, which the engine may merge. */
 static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b,
@@ -342,11 +357,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	 * (made where the records lie, where they fill them). */
 	if (!bounds && !b->pick && enc_packs(f)) {
 		io.packed = true;
-		if ((in = own_words(&io))) {
-			io.in_place = true;
-			rc = eng_sort_in(e, b->n, in, enc_packed_low(f), produce, consume, &io);
-			io.in_place = rc != ENG_NO_RECORDS;
-		}
+		if ((in = own_words(&io)))
+			rc = sort_in(e, &io, in, enc_packed_low(f));
 		if (rc == ENG_NO_RECORDS)
 			rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
 		io.packed = rc != ENG_NO_RECORDS;
@@ -357,11 +369,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
 					      consume_records, &io);
 	}
-	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(&io))) {
-		io.in_place = !b->words;
-		rc = eng_sort_in(e, b->n, in, 0, produce, consume, &io);
-		io.in_place = io.in_place && rc != ENG_NO_RECORDS;
-	}
+	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(&io)))
+		rc = sort_in(e, &io, in, 0);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);
