@@ -220,6 +220,12 @@ int main(void)
 			for (s = 0; s < SHAPES; s++)
 				if (s != SAME_HI || kinds[k] == WORD128)
 					check(kinds[k], sizes[i], (enum shape)s);
+	/* Buckets of the first pass larger than BUCKET_MAX words: on one
+	 * thread each sorted by it alone, on 8 by all of them. */
+	for (k = 0; k < 3; k++) {
+		check(kinds[k], ((size_t)1 << 21) + 3, FEW_HIGH);
+		check(kinds[k], ((size_t)1 << 21) + 3, RANDOM);
+	}
 	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		check_above(sizes[i], 1);
 		check_above(sizes[i], 3);
