@@ -146,8 +146,9 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 	}
 	/* A side unmeasured, or the device's start: try it, where the input
 	 * is big enough to measure it and, for the host, small enough to
-	 * cost little. */
+	 * cost little, or the device measured too slow for the host to lose
+	 * by much. */
 	if (r->host > 0)
 		return n < THR_MEASURE_MIN;
-	return n <= THR_TRY_HOST;
+	return n <= THR_TRY_HOST || r->device >= THR_DEVICE_SLOW;
 }

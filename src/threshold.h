@@ -21,6 +21,11 @@
 /* While the host is not measured, auto tries it on inputs up to this many
  * records: it sorts them in a second or so on any host. */
 #define THR_TRY_HOST ((uint64_t)1 << 24)
+/* ...and on larger ones where the device sorts slower than this a record:
+ * slower than the host engine on one thread of the slowest host measured
+ * (23 ns a u32 key); a CPU device under PoCL took 52-58 ns a key on 2
+ * cores, where the host engine takes 4. */
+#define THR_DEVICE_SLOW 40e-9
 /* A side measured only on sorts this many times smaller than an input may
  * be measured again on it (see thr_host_wins). */
 #define THR_EXPLORE 4

@@ -285,6 +285,18 @@ craft() {
   [[ "$stderr" != *"on the host"* ]]
 }
 
+@test "auto tries the host past 2^24 records where the device sorts slower than 40 ns a record" {
+  own_cache
+  keys 16777259 81
+  # The host not measured, a device of 50 ns a record (PoCL on 2 cores):
+  # the host is tried on this sort too, and measured.
+  craft "keys32 0 0 0.05 5e-08 1.6e+07 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"16777259 records: sorting on the host"* ]] || fail "$stderr"
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0.05 5e-08 1.6e+07 a test device"$ ]] ||
+    fail "$(rates keys32)"
+}
+
 @test "auto measures the device's start on a sort that did not build its kernels, and keeps the least" {
   local dev
   own_cache

@@ -74,6 +74,10 @@ int main(void)
 	ok(!thr_host_wins(&r, THR_TRY_HOST + 1), "nothing measured: the device above it");
 	r = rates(0, 0.3, 1e-9);
 	ok(thr_host_wins(&r, 100000), "the host unmeasured: tried");
+	ok(!thr_host_wins(&r, THR_TRY_HOST + 1), "the host unmeasured: not above THR_TRY_HOST");
+	r = rates(0, 0.05, 52e-9);
+	ok(thr_host_wins(&r, (uint64_t)1 << 26),
+	   "the host unmeasured, the device slower than THR_DEVICE_SLOW: tried above THR_TRY_HOST");
 	r = rates(5e-9, 0, 0);
 	ok(thr_host_wins(&r, THR_MEASURE_MIN - 1),
 	   "the device unmeasured: not tried on a sort too small to time");
