@@ -524,7 +524,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 				   .buffer_percent = o->buffer_percent,
 				   .memory = o->memory_bytes / 2,
 				   .beside = (kv || f->unique ? ws : 0) +
-					     (kv ? sizeof(struct kv_line) : 0) +
+					     (kv ? sizeof(struct kv_line) + OUT_EMIT_LINE_BYTES : 0) +
 					     (f->nkeys ? sizeof(struct kv_line) + KEY_BYTES * f->nkeys : 0) };
 }
 

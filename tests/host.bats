@@ -210,6 +210,31 @@ host_as_ref() {
   done
 }
 
+@test "host: a run of 2^20 kv lines or more dealt by rank into a mapping, in refsort's order" {
+  local f=$BATS_TEST_TMPDIR/kv p
+  # Few keys, so that equal keys span buckets and threads; a line of 300
+  # KB (its bucket larger than the caches); the last line without its end.
+  "$REFSORT" gen-kv 1100009 15 u32 1000 > "$f"
+  { head -n 500000 "$f"; printf '77:%0300000d\n' 0; tail -n +500001 "$f" | head -c -1; } > "$f.x"
+  mv "$f.x" "$f"
+  "$REFSORT" sort -f kv < "$f" > "$BATS_TEST_TMPDIR/want"
+  for p in 2 3 4; do
+    rm -f "$BATS_TEST_TMPDIR/out"
+    "$CLSORT" -d host --parallel=$p -vv -f kv -o "$BATS_TEST_TMPDIR/out" "$f" 2> "$BATS_TEST_TMPDIR/err"
+    cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "--parallel=$p to -o"
+    grep -q "1100010 kv lines dealt by rank into 34 buckets" "$BATS_TEST_TMPDIR/err" ||
+      fail "--parallel=$p: $(cat "$BATS_TEST_TMPDIR/err")"
+  done
+  # Descending, and through a pipe into standard output.
+  "$REFSORT" sort -f kv -r < "$f" > "$BATS_TEST_TMPDIR/want"
+  cat "$f" | "$CLSORT" -d host --parallel=3 -f kv -r > "$BATS_TEST_TMPDIR/out"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out"
+  # One thread writes through write(2): its lines are gathered.
+  "$CLSORT" -d host --parallel=1 -vv -f kv -r "$f" 2> "$BATS_TEST_TMPDIR/err" |
+    cmp "$BATS_TEST_TMPDIR/want" -
+  ! grep -q "dealt by rank" "$BATS_TEST_TMPDIR/err"
+}
+
 @test "host: -L lists the host engine; -v names it; --parallel=1 sorts the same" {
   local f=$BATS_TEST_TMPDIR/in
   run "$CLSORT" -L
