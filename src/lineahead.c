@@ -60,14 +60,17 @@ struct line_ahead {
 	bool counter_running;
 };
 
-bool la_applies(const struct enc_format *f)
+/* On 2 cores, 256 MiB of kv lines through a pipe: parsed while they
+ * arrived by one parser, 0.71 -> 0.62 s and 0.80 -> 0.73 s (12201611
+ * lines; pairs taking turns). */
+bool la_applies(const struct enc_format *f, bool stream)
 {
-	return f->fmt == CLS_FMT_KV && !f->skip_bad && !f->unique && f->threads >= 4;
+	return f->fmt == CLS_FMT_KV && !f->skip_bad && !f->unique && f->threads >= (stream ? 2 : 4);
 }
 
 static unsigned parsers_for(const struct enc_format *f, uint64_t whole)
 {
-	const unsigned n = whole ? f->threads - 1 : f->threads / 2 - 1;
+	const unsigned n = whole ? f->threads - 1 : f->threads < 4 ? 1 : f->threads / 2 - 1;
 	const unsigned most = whole ? PARSERS_MAX : STREAM_PARSERS;
 	return n > most ? most : n;
 }

@@ -21,9 +21,10 @@
 struct line_ahead;
 
 /* Whether f's lines may be parsed ahead: no --skip-bad (whose messages
- * the usual parse gives), no -u, and threads to spare beside the
- * stream's reader. */
-bool la_applies(const struct enc_format *f);
+ * the usual parse gives), no -u, and threads to spare: a stream's from 2
+ * up (a counter and a parser beside its reader), a file's from 4 (while a
+ * device starts). */
+bool la_applies(const struct enc_format *f, bool stream);
 
 /* Start parsing the lines of the input at data, which has len bytes so
  * far, into words and tables for at most max_lines lines (reserved, taken

@@ -201,7 +201,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 
 	if (spec)
 		dev_open_ahead(spec, a->o->verbose > 0);
-	if (!a->lines && !a->o->header && la_applies(a->f))
+	if (!a->lines && !a->o->header && la_applies(a->f, true))
 		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
 }
 

@@ -581,7 +581,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	/* The lines of a mapped file are parsed while the device starts (a
 	 * stream's, f->ahead, while it arrived). */
 	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
-	    total && la_applies(f))
+	    total && la_applies(f, false))
 		own = la_start(f, in->files[0].data, in->files[0].size, total,
 			       runs_lines_ahead(o, f));
 	/* Starting a device takes a while: have the input's pages and the

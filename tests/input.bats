@@ -451,9 +451,13 @@ lines_ahead_same() {
   cmp "$T/want" "$T/got"
   grep -q 'while it is read' "$T/err" || fail "not in runs: $(cat "$T/err")"
   grep -q 'lines parsed ahead: stopped after' "$T/err" || fail "$(cat "$T/err")"
-  # On 2 threads, none.
+  # On 2 threads, by one parser; on one, none.
   "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
   cat "$T/kv" | "$CLSORT" -d host --parallel 2 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'lines parsed while the stream arrived (.* chunks, 1 parsing thread)' "$T/err" ||
+    fail "$(cat "$T/err")"
+  cat "$T/kv" | "$CLSORT" -d host --parallel 1 -vv -f kv > "$T/got" 2> "$T/err"
   cmp "$T/want" "$T/got"
   ! grep -q 'lines parsed' "$T/err" || fail "$(cat "$T/err")"
 }
