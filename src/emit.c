@@ -293,7 +293,7 @@ static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
  * 2 cores, 175 on 16).  Where the whole run goes into a mapped output at
  * once, each line's rank (its place among the sorted words) is noted
  * instead, and the lines are read in the order they lie in, each copied
- * into the output at the place of its bucket: DEAL_LINES ranks, about a
+ * into the output at the place of its bucket: 2^DEAL_SHIFT ranks, about a
  * megabyte of text, whose lines then all lie in that place.  Each bucket
  * is then put in order where it lies, from a copy in the caches. */
 
@@ -317,12 +317,24 @@ struct deal {
 struct deal_job {
 	const struct deal *d;
 	size_t lo, hi;		/* lines (ranks, for rank_job; buckets, for order_job) */
-	uint64_t *off;		/* nb: the bytes of each bucket (size_job), then where
+	uint64_t *off;		/* nb: the bytes of each bucket (deal_size_job), then where
 				 * the thread's next line of each goes (deal_job) */
 	unsigned char *tmp;	/* order_job's copy of a bucket */
 	size_t tmp_cap;
 	bool failed;
 };
+
+/* Shares [0, n) out to threads jobs, the last taking what the others
+ * leave. */
+static void deal_share(struct deal_job *jobs, unsigned threads, size_t n)
+{
+	unsigned t;
+
+	for (t = 0; t < threads; t++) {
+		jobs[t].lo = n / threads * t;
+		jobs[t].hi = t + 1 < threads ? n / threads * (t + 1) : n;
+	}
+}
 
 static void rank_job(void *arg)
 {
@@ -334,7 +346,7 @@ static void rank_job(void *arg)
 		d->rank[enc_word_index(d->f, d->words, r)] = (uint32_t)r;
 }
 
-static void size_job2(void *arg)
+static void deal_size_job(void *arg)
 {
 	struct deal_job *j = arg;
 	const struct deal *d = j->d;
@@ -420,13 +432,11 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 			goto out;
 	if (!d.rank || !d.pos || !start)
 		goto out;
-	for (t = 0; t < threads; t++) {
+	for (t = 0; t < threads; t++)
 		jobs[t].d = &d;
-		jobs[t].lo = n / threads * t;
-		jobs[t].hi = t + 1 < threads ? n / threads * (t + 1) : n;
-	}
+	deal_share(jobs, threads, n);
 	run_parallel(rank_job, jobs, sizeof jobs[0], threads);
-	run_parallel(size_job2, jobs, sizeof jobs[0], threads);
+	run_parallel(deal_size_job, jobs, sizeof jobs[0], threads);
 	/* Each bucket's place, and in it each thread's lines' (their order
 	 * there does not matter: the ranks put them in order). */
 	for (c = 0; c < d.nb; c++) {
@@ -444,18 +454,16 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 	if (!(d.dst = out_claim(w, total)))
 		goto out;
 	run_parallel(deal_job, jobs, sizeof jobs[0], threads);
-	for (t = 0; t < threads; t++) {
-		jobs[t].lo = d.nb / threads * t;
-		jobs[t].hi = t + 1 < threads ? d.nb / threads * (t + 1) : d.nb;
-	}
+	deal_share(jobs, threads, d.nb);
 	run_parallel(order_job, jobs, sizeof jobs[0], threads);
 	rc = 0;
 	for (t = 0; t < threads; t++)
-		if (jobs[t].failed) {
-			msg_errno(ENOMEM, "cannot gather the sorted records");
+		if (jobs[t].failed)
 			rc = CLS_E_FAIL;
-		}
-	msg_info(2, "%zu kv lines dealt by rank into %zu buckets", n, d.nb);
+	if (rc)
+		msg_errno(ENOMEM, "cannot gather the sorted records");
+	else
+		msg_info(2, "%zu kv lines dealt by rank into %zu buckets", n, d.nb);
 out:
 	for (t = 0; t < threads; t++) {
 		free(jobs[t].off);
