@@ -21,8 +21,10 @@ int dist_init(int *argc, char ***argv);
  * already printed, each naming its process. */
 int dist_run(const struct cls_opts *o);
 
-/* Leave with exit status status: when it is not 0 among several
- * processes, end them all (MPI_Abort) with it.  Returns status. */
+/* Leave with exit status status.  Among several processes, a failure all
+ * of them learned of (a bad line, a missing input) ends each once all
+ * have cleaned up; one only this process knows of ends them all
+ * (MPI_Abort) with status.  Returns status. */
 int dist_finish(int status);
 
 #endif

@@ -33,6 +33,9 @@
 
 static bool mpi_on;
 static int nprocs = 1, me;
+/* Every process knows the sort failed: each ends on its own, not by
+ * MPI_Abort. */
+static bool failed_together;
 
 int dist_init(int *argc, char ***argv)
 {
@@ -57,10 +60,40 @@ int dist_finish(int status)
 {
 	if (!mpi_on)
 		return status;
-	if (status != 0 && nprocs > 1)
-		MPI_Abort(MPI_COMM_WORLD, status);
+	if (status != 0 && nprocs > 1) {
+		if (!failed_together)
+			MPI_Abort(MPI_COMM_WORLD, status);
+		/* Open MPI ends the job when a process exits with a status:
+		 * none exits before every one has cleaned up. */
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
 	MPI_Finalize();
 	return status;
+}
+
+/* A step's status on this process, rc, told to all: CLS_E_FAIL on every
+ * process when it failed on any, else 0.  A bad line, a missing input or
+ * a full disk fails one process at a step's end, where every process meets
+ * the others here and all end together: an MPI_Abort from the one would
+ * kill the others while its message may still be on its way to mpirun,
+ * and process 0 before it removes the output's temporary file.  Failures
+ * inside the exchanges (no memory for a message) still abort. */
+static int agree(int rc)
+{
+	int mine = rc != 0, any = 0;
+
+	MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (any)
+		failed_together = true;
+	return any ? CLS_E_FAIL : 0;
+}
+
+/* A failure inside an exchange, where the others wait for this process
+ * and cannot learn of it: the message is printed; end them all. */
+static void abort_all(void)
+{
+	MPI_Abort(MPI_COMM_WORLD, CLS_EXIT_ERROR);
+	exit(CLS_EXIT_ERROR);
 }
 
 /* One process's share of the work, and what it took. */
@@ -180,26 +213,29 @@ static void name_bad_line(const struct share *s)
 }
 
 /* The splitters every process cuts its slice by: process 0 draws them from
- * the samples of all, and tells the others.  0 or CLS_E_FAIL. */
+ * the samples of all, and tells the others.  0, or CLS_E_FAIL on every
+ * process. */
 static int agree_splitters(struct share *s, struct part_key *sp, size_t *nsp)
 {
 	const uint64_t want64 = s->in->bytes ? (uint64_t)SAMPLES * (uint64_t)nprocs *
 						s->slice.bytes / s->in->bytes + 1 : 0;
 	const size_t want = (size_t)want64;
 	struct part_sample *mine = calloc(want + 1, sizeof *mine), *all = NULL;
-	int *counts = NULL, *displs = NULL, got, total = 0, i;
+	int *counts = NULL, *displs = NULL, got = 0, total = 0, i;
 	unsigned long long n = 0;
-	int rc = CLS_E_FAIL;
+	int rc = 0;
 
-	if (!mine)
-		goto nomem;
-	got = (int)(part_sample(&s->f, &s->slice, s->base, want, mine) * sizeof *mine);
 	if (me == 0) {
 		counts = calloc((size_t)nprocs, sizeof *counts);
 		displs = calloc((size_t)nprocs, sizeof *displs);
-		if (!counts || !displs)
-			goto nomem;
 	}
+	if (!mine || (me == 0 && (!counts || !displs))) {
+		msg_errno(ENOMEM, "cannot sample the input");
+		rc = CLS_E_FAIL;
+	}
+	if ((rc = agree(rc)))
+		goto out;
+	got = (int)(part_sample(&s->f, &s->slice, s->base, want, mine) * sizeof *mine);
 	MPI_Gather(&got, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (me == 0) {
 		for (i = 0; i < nprocs; i++) {
@@ -207,8 +243,10 @@ static int agree_splitters(struct share *s, struct part_key *sp, size_t *nsp)
 			total += counts[i];
 		}
 		all = malloc((size_t)total + 1);
-		if (!all)
-			goto nomem;
+		if (!all) {
+			msg_errno(ENOMEM, "cannot gather the samples");
+			abort_all();
+		}
 	}
 	MPI_Gatherv(mine, got, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
 	if (me == 0)
@@ -217,10 +255,6 @@ static int agree_splitters(struct share *s, struct part_key *sp, size_t *nsp)
 	MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
 	MPI_Bcast(sp, (int)(n * sizeof *sp), MPI_BYTE, 0, MPI_COMM_WORLD);
 	*nsp = (size_t)n;
-	rc = 0;
-	goto out;
-nomem:
-	msg_errno(ENOMEM, "cannot sample the input");
 out:
 	free(mine);
 	free(all);
@@ -232,8 +266,8 @@ out:
 /* Send every process its range of the slice (send, at sdispl, scount bytes
  * each) and receive this process's range from every other (into recv, at
  * rdispl, rcount bytes from each), in messages of at most CHUNK bytes. */
-static int exchange(const unsigned char *send, const uint64_t *scount, const uint64_t *sdispl,
-		    unsigned char *recv, const uint64_t *rcount, const uint64_t *rdispl)
+static void exchange(const unsigned char *send, const uint64_t *scount, const uint64_t *sdispl,
+		     unsigned char *recv, const uint64_t *rcount, const uint64_t *rdispl)
 {
 	/* CLSORT_MPI_CHUNK makes messages smaller, so that tests send
 	 * ranges in many pieces. */
@@ -252,7 +286,7 @@ static int exchange(const unsigned char *send, const uint64_t *scount, const uin
 	req = calloc(nreq + 1, sizeof *req);
 	if (!req) {
 		msg_errno(ENOMEM, "cannot exchange records");
-		return CLS_E_FAIL;
+		abort_all();
 	}
 	/* Messages between two processes arrive in the order sent: the
 	 * chunks of a range need no tags of their own. */
@@ -272,7 +306,6 @@ static int exchange(const unsigned char *send, const uint64_t *scount, const uin
 		memcpy(recv + rdispl[me], send + sdispl[me], scount[me]);
 	MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
 	free(req);
-	return 0;
 }
 
 /* The device of this process: the one o->device names, or for auto, gpu,
@@ -298,7 +331,8 @@ static char *rank_device(const struct share *s)
 }
 
 /* Process 0 makes the output's temporary file beside OUT and tells the
- * others its name; all open it.  0 or CLS_E_FAIL. */
+ * others its name (an empty one when it could not); all open it.  0 or
+ * CLS_E_FAIL. */
 static int open_output(struct share *s)
 {
 	const char *path = s->o->output;
@@ -311,33 +345,32 @@ static int open_output(struct share *s)
 		free(dirbuf);
 		if (!s->tmp_path) {
 			msg_errno(ENOMEM, "%s", path);
-			return CLS_E_FAIL;
-		}
-		s->out_fd = mkstemp(s->tmp_path);
-		if (s->out_fd < 0) {
+		} else if ((s->out_fd = mkstemp(s->tmp_path)) < 0) {
 			msg_errno(errno, "cannot open %s for writing", path);
 			free(s->tmp_path);
 			s->tmp_path = NULL;
-			return CLS_E_FAIL;
-		}
-		tmp_guard_output(s->tmp_path);
-		/* Keep an existing file's permissions; a new one gets 0666 &
-		 * ~umask. */
-		if (stat(path, &st) == 0) {
-			fchmod(s->out_fd, st.st_mode & 07777);
 		} else {
-			const mode_t mask = umask(0);
-			umask(mask);
-			fchmod(s->out_fd, 0666 & ~mask);
+			tmp_guard_output(s->tmp_path);
+			/* Keep an existing file's permissions; a new one gets
+			 * 0666 & ~umask. */
+			if (stat(path, &st) == 0) {
+				fchmod(s->out_fd, st.st_mode & 07777);
+			} else {
+				const mode_t mask = umask(0);
+				umask(mask);
+				fchmod(s->out_fd, 0666 & ~mask);
+			}
+			len = strlen(s->tmp_path) + 1;
 		}
-		len = strlen(s->tmp_path) + 1;
 	}
 	MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+	if (len == 0)
+		return CLS_E_FAIL;
 	if (me != 0) {
 		s->tmp_path = malloc(len);
 		if (!s->tmp_path) {
 			msg_errno(ENOMEM, "%s", path);
-			return CLS_E_FAIL;
+			abort_all();
 		}
 	}
 	MPI_Bcast(s->tmp_path, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -400,38 +433,41 @@ static int started_device(struct share *s)
 	return s->start_rc;
 }
 
-/* Sort range on this process's device and write it at its offset in the
- * output: straight there when its size is known, else through a
- * temporary file whose size then places it. */
-static int sort_range(struct share *s, const struct in_set *range, uint64_t *written)
+/* Sort range on this process's device, started with status dev_rc, and
+ * write it at its offset in the output: straight there when its size is
+ * known, else through a temporary file whose size then places it.  0 or
+ * CLS_E_FAIL; a failure before the offsets are known is every process's. */
+static int sort_range(struct share *s, const struct in_set *range, int dev_rc,
+		      uint64_t *written)
 {
 	struct out_writer file, part, tw;
 	uint64_t size = range->bytes, off = 0;
-	int tmp = -1, rc;
+	bool opened = false;
+	int tmp = -1, rc = dev_rc;
 
 	/* Parts are placed from the file's start, whatever the head's write
 	 * left the offset at. */
-	if (lseek(s->out_fd, 0, SEEK_SET) < 0) {
+	if (rc == 0 && lseek(s->out_fd, 0, SEEK_SET) < 0) {
 		msg_errno(errno, "cannot write %s", s->o->output);
-		return CLS_E_FAIL;
+		rc = CLS_E_FAIL;
 	}
-	if (out_open_fd(&file, s->out_fd, s->o->output))
-		return CLS_E_FAIL;
-	if (!md_exact(&s->f)) {
+	if (rc == 0 && (rc = out_open_fd(&file, s->out_fd, s->o->output)) == 0)
+		opened = true;
+	if (rc == 0 && !md_exact(&s->f)) {
 		tmp = tmp_create(s->o->tmpdir);
 		if (tmp < 0 || out_open_fd(&tw, tmp, "a temporary file")) {
 			rc = CLS_E_FAIL;
-			goto out;
+		} else {
+			rc = runs_sort_on(&s->ro, &s->f, range, &tw, s->eng);
+			if (rc == 0)
+				rc = out_finish(&tw);
+			else
+				out_abort(&tw);
+			size = tw.total;
 		}
-		rc = runs_sort_on(&s->ro, &s->f, range, &tw, s->eng);
-		if (rc == 0)
-			rc = out_finish(&tw);
-		else
-			out_abort(&tw);
-		if (rc)
-			goto out;
-		size = tw.total;
 	}
+	if ((rc = agree(rc)))
+		goto out;
 	MPI_Exscan(&size, &off, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	if (me == 0)
 		off = 0;
@@ -449,7 +485,8 @@ static int sort_range(struct share *s, const struct in_set *range, uint64_t *wri
 	}
 	*written = size;
 out:
-	out_abort(&file);
+	if (opened)
+		out_abort(&file);
 	if (tmp >= 0)
 		close(tmp);
 	return rc;
@@ -533,16 +570,14 @@ static int sort_across(const struct cls_opts *o)
 	s.o = o;
 	s.out_fd = -1;
 	util_verbose = o->verbose;
-	if (refuse(o))
-		return CLS_E_FAIL;
 	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
 	MPI_Comm_rank(local, &s.lrank);
 	MPI_Comm_size(local, &s.lsize);
 	MPI_Comm_free(&local);
 	tmp_install_signals();
 	s.t[0] = now_sec();
-	if (cls_open_input(o, &s.ci))
-		return CLS_E_FAIL;
+	if (agree(refuse(o) || cls_open_input(o, &s.ci)))
+		goto out;
 	s.in = &s.ci.in;
 	s.f = s.ci.f;
 	/* The host's cores shared by its processes, unless set. */
@@ -550,37 +585,32 @@ static int sort_across(const struct cls_opts *o)
 		s.f.threads /= (unsigned)s.lsize;
 	else if (!o->threads)
 		s.f.threads = 1;
-	if (make_slice(&s) || !(device = rank_device(&s)))
+	if (agree(make_slice(&s) || !(device = rank_device(&s))))
 		goto out;
 	/* The device starts while the records move. */
 	s.ro = *o;
 	s.ro.device = device;
 	s.ro.memory_bytes = o->memory_bytes / (uint64_t)s.lsize;
 	s.ro.threads = s.f.threads;
-	if ((i = pthread_create(&s.starter, NULL, start_device, &s))) {
+	if ((i = pthread_create(&s.starter, NULL, start_device, &s)))
 		msg_errno(i, "cannot start device %s", device);
-		goto out;
-	}
-	s.starting = true;
-	if (open_output(&s) || write_head(&s))
+	else
+		s.starting = true;
+	if (agree(i) || agree(open_output(&s) || write_head(&s)))
 		goto out;
 	sp = calloc((size_t)nprocs, sizeof *sp);
 	cnt = calloc(4 * (size_t)nprocs, sizeof *cnt);
-	if (!sp || !cnt) {
+	if (!sp || !cnt)
 		msg_errno(ENOMEM, "cannot sort across %d processes", nprocs);
-		goto out;
-	}
 	s.t[1] = now_sec();
-	if (agree_splitters(&s, sp, &nsp))
+	if (agree(!sp || !cnt) || agree_splitters(&s, sp, &nsp))
 		goto out;
 	s.t[2] = now_sec();
 	rc = part_scatter(&s.f, &s.slice, s.base, sp, nsp, NULL, &parts);
 	if (rc == PART_BAD_LINE)
 		name_bad_line(&s);
-	if (rc) {
-		rc = CLS_E_FAIL;
+	if ((rc = agree(rc)))
 		goto out;
-	}
 	rc = CLS_E_FAIL;
 	for (i = 0; (size_t)i < s.slice.count; i++)
 		in_release(&s.views[i], 0, s.views[i].size);
@@ -604,25 +634,27 @@ static int sort_across(const struct cls_opts *o)
 		 * one page at a time as it copies. */
 		if (recv)
 			populate_parallel(recv, received, s.f.threads);
-		if (!recv || exchange(parts.buf, scount, sdispl, recv, rcount, rdispl))
+		if (agree(!recv))
 			goto out;
+		exchange(parts.buf, scount, sdispl, recv, rcount, rdispl);
 	}
 	part_free(&parts);
 	s.t[4] = now_sec();
 	{
 		struct in_file file = { .name = "the input", .data = recv, .size = received };
 		const struct in_set range = { &file, 1, received };
-		if ((rc = started_device(&s)) || (rc = sort_range(&s, &range, &written)))
-			goto out;
+		rc = sort_range(&s, &range, started_device(&s), &written);
 	}
+	/* Every part is written, or some process failed. */
+	if ((rc = agree(rc)))
+		goto out;
 	s.t[5] = now_sec();
 	msg_info(1, "slice of %llu bytes read in %.3f s; splitters in %.3f s, cut in %.3f s, "
 		 "%llu bytes received in %.3f s, device %s started in %.3f s, sorted and %llu "
 		 "bytes written in %.3f s", (unsigned long long)s.slice.bytes, s.t[1] - s.t[0],
 		 s.t[2] - s.t[1], s.t[3] - s.t[2], (unsigned long long)received, s.t[4] - s.t[3],
 		 device, s.t_start, (unsigned long long)written, s.t[5] - s.t[4]);
-	/* Every part is written: the output may take its name. */
-	MPI_Barrier(MPI_COMM_WORLD);
+	/* The output may take its name. */
 	if (me == 0) {
 		if (close(s.out_fd)) {
 			msg_errno(errno, "write error on %s", o->output);
@@ -643,13 +675,14 @@ static int sort_across(const struct cls_opts *o)
 		if (rc == 0)
 			msg_info(1, "total %.3f s on %d processes", now_sec() - s.t[0], nprocs);
 	}
+	rc = agree(rc);
 out:
 	if (s.starting)
 		started_device(&s);
 	eng_close(s.eng);
 	if (s.out_fd >= 0)
 		close(s.out_fd);
-	/* A failure ends every process; the first one's file goes now. */
+	/* After a failure, the output's temporary file goes. */
 	if (me == 0 && s.tmp_path) {
 		unlink(s.tmp_path);
 		tmp_guard_output(NULL);

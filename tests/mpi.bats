@@ -138,8 +138,23 @@ same_as_one() {
   echo old > "$T/out"
   run -2 across 3 "${DEV[@]}" -f kv -k i32 "$T/in" -o "$T/out"
   assert_output --partial "clsort: rank 2: $T/in:30001: invalid i32 key 'oops'"
+  # Every process learned of it and ended on its own: none was killed
+  # while its message or process 0's cleaning up was under way.
+  refute_output --partial MPI_ABORT
   [ "$(cat "$T/out")" = old ]
   [ -z "$(ls -A "$T" | grep '^\.clsort')" ]
+}
+
+@test "a bad line on process 0, an output process 0 cannot make: each ends on its own" {
+  { printf 'bad:1\n'; "$REFSORT" gen-kv 30000 12 i32; } > "$T/in"
+  run -2 across 3 "${DEV[@]}" -f kv -k i32 "$T/in" -o "$T/out"
+  assert_output --partial "clsort: rank 0: $T/in:1: invalid i32 key 'bad'"
+  refute_output --partial MPI_ABORT
+  [ ! -e "$T/out" ]
+  [ -z "$(ls -A "$T" | grep '^\.clsort')" ]
+  run -2 across 3 "${DEV[@]}" -f kv -k i32 "$T/in" -o "$T/missing/out"
+  assert_output --partial "clsort: rank 0: cannot open $T/missing/out for writing"
+  refute_output --partial MPI_ABORT
 }
 
 @test "a missing input: status 2, named" {
