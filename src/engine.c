@@ -50,12 +50,12 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
 	return e->ops->sort_lines(e, l, produce, consume, ctx);
 }
 
-int eng_sort_in(struct engine *e, size_t n, void *words, unsigned low, eng_producer produce,
-		eng_consumer consume, void *ctx)
+int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
+		eng_producer produce, eng_consumer consume, void *ctx)
 {
 	if (!e->ops->sort_in)
 		return ENG_NO_RECORDS;
-	return e->ops->sort_in(e, n, words, low, produce, consume, ctx);
+	return e->ops->sort_in(e, n, words, room, low, produce, consume, ctx);
 }
 
 int eng_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,

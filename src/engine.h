@@ -65,7 +65,7 @@ struct eng_ops {
 	int (*sort_lines)(struct engine *e, const struct eng_lines *l, eng_producer produce,
 			  eng_consumer consume, void *ctx);
 	/* NULL where the engine cannot: eng_sort_in, eng_sort_above. */
-	int (*sort_in)(struct engine *e, size_t n, void *words, unsigned low,
+	int (*sort_in)(struct engine *e, size_t n, void *words, void *room, unsigned low,
 		       eng_producer produce, eng_consumer consume, void *ctx);
 	int (*sort_above)(struct engine *e, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx);
@@ -133,11 +133,15 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
 /* As eng_sort (low 0) or eng_sort_above (low: the bits from which the
  * words are ordered), produce filling n words at words, the caller's
  * memory, which the engine sorts them in (and leaves in any order): no
- * copy of them of its own.  ENG_NO_RECORDS, having called neither, where
- * the engine does not (an OpenCL device, which has memory of its own):
- * eng_sort or eng_sort_above then. */
-int eng_sort_in(struct engine *e, size_t n, void *words, unsigned low, eng_producer produce,
-		eng_consumer consume, void *ctx);
+ * copy of them of its own; words NULL: the engine's own.  room, where not
+ * NULL, is n words' worth more of the caller's that the engine may sort
+ * through in place of memory of its own, and leave the sorted words in:
+ * consume then receives them there (bare keys sorted in the output's
+ * place).  ENG_NO_RECORDS, having called neither, where the engine does
+ * not (an OpenCL device, which has memory of its own): eng_sort or
+ * eng_sort_above then. */
+int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
+		eng_producer produce, eng_consumer consume, void *ctx);
 
 /* As eng_sort, for words whose bits below low take no part in their
  * order (records packed beside their keys, enc_packs): sorted on the bits

@@ -14,7 +14,8 @@
 struct hst {
 	struct engine base;	/* first: a struct engine * is a struct hst * */
 	struct eng_config c;
-	void *scratch;		/* cap words */
+	void *scratch;		/* cap words, made by the first sort that takes
+				 * no room of its caller's */
 	void *words;		/* cap words, made by the first eng_sort (runs
 				 * sorted in their caller's memory need none) */
 	size_t cap;
@@ -40,23 +41,30 @@ static int hst_capacity(struct engine *e, size_t want, size_t *cap)
 	if (h->cap < most) {
 		free(h->words);
 		free(h->scratch);
-		h->words = NULL;
-		h->cap = 0;
-		if (!(h->scratch = xmalloc((size_t)most * ws, "the host engine's words")))
-			return CLS_E_FAIL;
+		h->words = h->scratch = NULL;
 		h->cap = (size_t)most;
-		/* Faulted in on all threads at once: much faster than one
-		 * fault at a time as the first run writes them. */
-		populate_parallel(h->scratch, h->cap * ws, h->c.threads);
 	}
 	*cap = (size_t)most;
 	return 0;
 }
 
+/* The engine's scratch words, made now if they are not yet. */
+static void *scratch(struct hst *h)
+{
+	const size_t ws = word_size(h->c.kind);
+
+	if (!h->scratch && (h->scratch = xmalloc(h->cap * ws, "the host engine's words")))
+		/* Faulted in on all threads at once: much faster than one
+		 * fault at a time as the sort writes them. */
+		populate_parallel(h->scratch, h->cap * ws, h->c.threads);
+	return h->scratch;
+}
+
 /* Sort the n words produce fills at words (cap of them at least), on
- * their bits from low up. */
-static int sort_at(struct hst *h, size_t n, void *words, unsigned low, eng_producer produce,
-		   eng_consumer consume, void *ctx)
+ * their bits from low up, through room (n words) or the engine's
+ * scratch. */
+static int sort_at(struct hst *h, size_t n, void *words, void *room, unsigned low,
+		   eng_producer produce, eng_consumer consume, void *ctx)
 {
 	void *sorted;
 	double t0;
@@ -66,16 +74,19 @@ static int sort_at(struct hst *h, size_t n, void *words, unsigned low, eng_produ
 		msg_err("cannot hold %zu words on the host", n);
 		return CLS_E_FAIL;
 	}
+	if (!room && !(room = scratch(h)))
+		return CLS_E_FAIL;
 	if ((rc = produce(ctx, words, 0, n)))
 		return rc;
 	t0 = now_sec();
-	rc = radix_sort_above(words, h->scratch, n, h->c.kind, low, h->c.threads, &sorted);
+	rc = radix_sort_above(words, room, n, h->c.kind, low, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
 	return rc ? rc : consume(ctx, sorted, 0, n);
 }
 
-/* Sort n words in the engine's own, made now if they are not yet. */
-static int sort_own(struct hst *h, size_t n, unsigned low, eng_producer produce,
+/* Sort n words in the engine's own, made now if they are not yet, through
+ * room or the engine's scratch. */
+static int sort_own(struct hst *h, size_t n, unsigned low, void *room, eng_producer produce,
 		    eng_consumer consume, void *ctx)
 {
 	const size_t ws = word_size(h->c.kind);
@@ -87,13 +98,13 @@ static int sort_own(struct hst *h, size_t n, unsigned low, eng_producer produce,
 			return CLS_E_FAIL;
 		populate_parallel(h->words, h->cap * ws, h->c.threads);
 	}
-	return sort_at(h, n, h->words, low, produce, consume, ctx);
+	return sort_at(h, n, h->words, room, low, produce, consume, ctx);
 }
 
 static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
 		    void *ctx)
 {
-	return sort_own((struct hst *)e, n, 0, produce, consume, ctx);
+	return sort_own((struct hst *)e, n, 0, NULL, produce, consume, ctx);
 }
 
 static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
@@ -101,22 +112,24 @@ static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer
 {
 	msg_info(2, "host engine: %zu records sorted in their words, on the words' bits from %u up",
 		 n, low);
-	return sort_own((struct hst *)e, n, low, produce, consume, ctx);
+	return sort_own((struct hst *)e, n, low, NULL, produce, consume, ctx);
 }
 
-static int hst_sort_in(struct engine *e, size_t n, void *words, unsigned low,
+static int hst_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
 		       eng_producer produce, eng_consumer consume, void *ctx)
 {
 	struct hst *h = (struct hst *)e;
 
 	if (n == 0)
 		return 0;
+	if (!words)
+		return sort_own(h, n, low, room, produce, consume, ctx);
 	if (low)
 		msg_info(2, "host engine: %zu records sorted in their words, in place, on the "
 			 "words' bits from %u up", n, low);
 	else
 		msg_info(2, "host engine: %zu words sorted in place", n);
-	return sort_at(h, n, words, low, produce, consume, ctx);
+	return sort_at(h, n, words, room, low, produce, consume, ctx);
 }
 
 static void hst_report(const struct engine *e)

@@ -368,7 +368,9 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 		prog_output(len);
 	if (w->map && w->total <= w->map_len) {
 		const size_t fit = len < w->map_len - w->total ? len : w->map_len - w->total;
-		copy_parallel(w->map + w->total, p, fit, w->threads);
+		/* Bytes laid out in their place already (out_place). */
+		if (p != w->map + w->total)
+			copy_parallel(w->map + w->total, p, fit, w->threads);
 		w->total += fit;
 		p = (const unsigned char *)p + fit;
 		len -= fit;

@@ -208,6 +208,38 @@ not_mapped() {
   not_mapped
 }
 
+@test "the host engine: bare integer keys sorted through the output's place, from a file and a pipe" {
+  local spec k n dist r
+  for spec in "u32 4200007 rand" "i32 4200007 few" "u64 2100011 rand" "i64 2100011 equal" "u32 4200007 sorted"; do
+    read -r k n dist <<< "$spec"
+    "$REFSORT" gen "$k" "$n" 31 "$dist" > "$T/in"
+    for r in "" -r; do
+      "$REFSORT" sort -k "$k" $r < "$T/in" > "$T/want"
+      rm -f "$T/out"
+      "$CLSORT" -d host --parallel=2 -vv -k "$k" $r -o "$T/out" "$T/in" 2> "$T/err" || fail "$(cat "$T/err")"
+      cmp "$T/want" "$T/out" || fail "$spec $r from the file"
+      grep -q "keys sorted through the output's place" "$T/err" || fail "$spec: $(cat "$T/err")"
+      cat "$T/in" | "$CLSORT" -d host --parallel=3 -vv -k "$k" $r > "$T/out" 2> "$T/err" ||
+        fail "$(cat "$T/err")"
+      cmp "$T/want" "$T/out" || fail "$spec $r through a pipe into a file"
+      grep -q "keys sorted through the output's place" "$T/err" || fail "$spec: $(cat "$T/err")"
+    done
+  done
+  # Not where the output is not mapped (one thread, a pipe), nor for
+  # records, -u or the device.
+  "$CLSORT" -d host --parallel=1 -vv -k u32 -o "$T/out" "$T/in" 2> "$T/err"
+  "$REFSORT" sort -k u32 < "$T/in" | cmp - "$T/out"
+  ! grep -q "output's place" "$T/err"
+  "$CLSORT" -d host --parallel=2 -vv -k u32 "$T/in" 2> "$T/err" | cmp "$T/out" -
+  ! grep -q "output's place" "$T/err"
+  "$CLSORT" -d host --parallel=2 -vv -u -k u32 -o "$T/out" "$T/in" 2> "$T/err"
+  ! grep -q "output's place" "$T/err"
+  "$REFSORT" gen-rec 1050011 16 0 u64 32 > "$T/in"
+  "$CLSORT" -d host --parallel=2 -vv -R 16 -k u64 -o "$T/out" "$T/in" 2> "$T/err"
+  "$REFSORT" sort -R 16 -k u64 < "$T/in" | cmp - "$T/out"
+  ! grep -q "output's place" "$T/err"
+}
+
 # --- write(2), where the size is not known or no mapping can be had ------------
 
 @test "kv lines gathered in rounds of buffers on 1, 2 and 3 threads: the bytes of sort -s" {
