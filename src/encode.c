@@ -405,9 +405,9 @@ void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigne
 	if (halves(f) && f->kind == WORD128) {
 		const size_t k = f->key_off, o = w - k;
 		for (i = 0; i < n; i++, dst += 16) {
-			const uint64_t key = w128[i].hi ^ x;
+			const uint64_t key = w128[i].hi ^ x, low = w128[i].lo;
 			memcpy(dst + k, &key, 8);
-			memcpy(dst + o, &w128[i].lo, 8);
+			memcpy(dst + o, &low, 8);
 		}
 		return;
 	}

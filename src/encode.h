@@ -114,7 +114,7 @@ bool enc_bare_keys(const struct enc_format *f);
 /* Whether each record's sort word is as wide as the record and can be
  * made where the record lies (bare keys; records packed, enc_packs, that
  * fill their word): encoded in place, the input's memory holds its
- * words. */
+ * words; decoded (or unpacked) in place, the output's. */
 bool enc_words_in_place(const struct enc_format *f);
 
 /* Records in data[0..len) of an input: bin records, or kv lines (a last
@@ -157,7 +157,8 @@ void enc_batch_free(struct enc_batch *b);
 bool enc_packs(const struct enc_format *f);
 unsigned enc_packed_low(const struct enc_format *f);
 /* Pack records [first, first+count) of the run into dst (as
- * enc_encode_range); unpack n packed words into their n records at dst. */
+ * enc_encode_range); unpack n packed words into their n records at dst
+ * (which may be words where they fill them, enc_words_in_place). */
 int enc_pack_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
 		   size_t count, void *dst);
 void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigned char *dst);

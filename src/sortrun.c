@@ -317,28 +317,30 @@ static void *own_words(const struct run_io *io)
 	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
 }
 
-/* Where the host engine may sort n bare keys through the output (their
- * place in its mapping, its pages faulted in first), or NULL.  Keys of an
- * integer type are their records but for an exclusive or, which their
- * output undoes where they lie: sorted there, they need no scratch of the
- * engine's (256 MiB more memory faulted in for 2^26 u32 keys) and, where
- * they end there, no copy into the output.  Faulted in one at a time by
- * the sort's scattered stores, the pages cost more than both (2 cores,
- * 2^26 u32 keys through a pipe: 0.62 s against 0.54, faulted in first
- * 0.46). */
+/* Where the host engine may sort the run's words through the output
+ * (their place in its mapping, its pages faulted in first), or NULL.
+ * Words as wide as their records (enc_words_in_place: bare keys of an
+ * integer type, records packed beside their keys) are the records but for
+ * an exclusive or or the key's place, which their output undoes where they
+ * lie: sorted there, they need no scratch of the engine's (256 MiB more
+ * memory faulted in for 2^26 u32 keys) and, where they end there, no copy
+ * into the output.  Faulted in one at a time by the sort's scattered
+ * stores, the pages cost more than both (2 cores, 2^26 u32 keys through a
+ * pipe: 0.62 s against 0.54, faulted in first 0.46). */
 static void *output_room(const struct engine *e, struct run_io *io)
 {
 	const size_t bytes = io->b->n * word_size(io->f->kind);
 	void *room;
 
-	if (!e->host || io->packed || !enc_bare_keys(io->f))
+	if (!e->host || !enc_words_in_place(io->f) || (!io->packed && !enc_bare_keys(io->f)))
 		return NULL;
 	/* The output's mapping, made meanwhile, is needed now. */
 	if (io->warm)
 		srt_warm_out_done(io->warm);
 	if (!(room = out_place(io->w, bytes)))
 		return NULL;
-	msg_info(2, "%zu keys sorted through the output's place", io->b->n);
+	msg_info(2, "%zu %s sorted through the output's place", io->b->n,
+		 io->packed ? "records" : "keys");
 	populate_parallel(room, bytes, io->f->threads);
 	return room;
 }
@@ -371,7 +373,6 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false, false };
 	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
-	void *in;
 	double t0 = now_sec();
 	int rc;
 
@@ -387,8 +388,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	 * (made where the records lie, where they fill them). */
 	if (!bounds && !b->pick && enc_packs(f)) {
 		io.packed = true;
-		if ((in = own_words(&io)))
-			rc = sort_in(e, &io, in, enc_packed_low(f));
+		rc = sort_in(e, &io, own_words(&io), enc_packed_low(f));
 		if (rc == ENG_NO_RECORDS)
 			rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
 		io.packed = rc != ENG_NO_RECORDS;

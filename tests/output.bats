@@ -208,8 +208,8 @@ not_mapped() {
   not_mapped
 }
 
-@test "the host engine: bare integer keys sorted through the output's place, from a file and a pipe" {
-  local spec k n dist r
+@test "the host engine: bare integer keys and packed records sorted through the output's place" {
+  local spec k n dist r opts
   for spec in "u32 4200007 rand" "i32 4200007 few" "u64 2100011 rand" "i64 2100011 equal" "u32 4200007 sorted"; do
     read -r k n dist <<< "$spec"
     "$REFSORT" gen "$k" "$n" 31 "$dist" > "$T/in"
@@ -225,8 +225,7 @@ not_mapped() {
       grep -q "keys sorted through the output's place" "$T/err" || fail "$spec: $(cat "$T/err")"
     done
   done
-  # Not where the output is not mapped (one thread, a pipe), nor for
-  # records, -u or the device.
+  # Not where the output is not mapped (one thread, a pipe), nor for -u.
   "$CLSORT" -d host --parallel=1 -vv -k u32 -o "$T/out" "$T/in" 2> "$T/err"
   "$REFSORT" sort -k u32 < "$T/in" | cmp - "$T/out"
   ! grep -q "output's place" "$T/err"
@@ -234,9 +233,29 @@ not_mapped() {
   ! grep -q "output's place" "$T/err"
   "$CLSORT" -d host --parallel=2 -vv -u -k u32 -o "$T/out" "$T/in" 2> "$T/err"
   ! grep -q "output's place" "$T/err"
-  "$REFSORT" gen-rec 1050011 16 0 u64 32 > "$T/in"
-  "$CLSORT" -d host --parallel=2 -vv -R 16 -k u64 -o "$T/out" "$T/in" 2> "$T/err"
-  "$REFSORT" sort -R 16 -k u64 < "$T/in" | cmp - "$T/out"
+  # Records that fill their words, unpacked where they lie.
+  for spec in "16 0 u64" "16 8 i64" "8 4 u32" "8 0 i32"; do
+    read -r n k dist <<< "$spec"
+    "$REFSORT" gen-rec $((16800000 / n)) "$n" "$k" "$dist" 33 few > "$T/in"
+    for r in "" -r; do
+      opts="-R $n --key-offset $k -k $dist $r"
+      "$REFSORT" sort $opts < "$T/in" > "$T/want"
+      "$CLSORT" -d host --parallel=2 -vv $opts -o "$T/out" "$T/in" 2> "$T/err" || fail "$(cat "$T/err")"
+      cmp "$T/want" "$T/out" || fail "$opts from the file"
+      grep -q "records sorted through the output's place" "$T/err" || fail "$opts: $(cat "$T/err")"
+      cat "$T/in" | "$CLSORT" -d host --parallel=2 -vv $opts > "$T/out" 2> "$T/err"
+      cmp "$T/want" "$T/out" || fail "$opts through a pipe into a file"
+      grep -q "records sorted through the output's place" "$T/err" || fail "$opts: $(cat "$T/err")"
+    done
+  done
+  # Records wider than their words or float keys are gathered.
+  "$REFSORT" gen-rec 1400011 12 4 u64 34 > "$T/in"
+  "$CLSORT" -d host --parallel=2 -vv -R 12 --key-offset 4 -k u64 -o "$T/out" "$T/in" 2> "$T/err"
+  "$REFSORT" sort -R 12 --key-offset 4 -k u64 < "$T/in" | cmp - "$T/out"
+  ! grep -q "output's place" "$T/err"
+  "$REFSORT" gen-rec 1050011 16 0 f64 35 > "$T/in"
+  "$CLSORT" -d host --parallel=2 -vv -R 16 -k f64 -o "$T/out" "$T/in" 2> "$T/err"
+  "$REFSORT" sort -R 16 -k f64 < "$T/in" | cmp - "$T/out"
   ! grep -q "output's place" "$T/err"
 }
 
