@@ -133,7 +133,7 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
 /* As eng_sort (low 0) or eng_sort_above (low: the bits from which the
  * words are ordered), produce filling n words at words, the caller's
  * memory, which the engine sorts them in (and leaves in any order): no
- * copy of them of its own; words NULL: the engine's own.  room, where not
+ * copy of them of its own.  room, where not
  * NULL, is n words' worth more of the caller's that the engine may sort
  * through in place of memory of its own, and leave the sorted words in:
  * consume then receives them there (bare keys sorted in the output's

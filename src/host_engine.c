@@ -84,9 +84,8 @@ static int sort_at(struct hst *h, size_t n, void *words, void *room, unsigned lo
 	return rc ? rc : consume(ctx, sorted, 0, n);
 }
 
-/* Sort n words in the engine's own, made now if they are not yet, through
- * room or the engine's scratch. */
-static int sort_own(struct hst *h, size_t n, unsigned low, void *room, eng_producer produce,
+/* Sort n words in the engine's own, made now if they are not yet. */
+static int sort_own(struct hst *h, size_t n, unsigned low, eng_producer produce,
 		    eng_consumer consume, void *ctx)
 {
 	const size_t ws = word_size(h->c.kind);
@@ -98,13 +97,13 @@ static int sort_own(struct hst *h, size_t n, unsigned low, void *room, eng_produ
 			return CLS_E_FAIL;
 		populate_parallel(h->words, h->cap * ws, h->c.threads);
 	}
-	return sort_at(h, n, h->words, room, low, produce, consume, ctx);
+	return sort_at(h, n, h->words, NULL, low, produce, consume, ctx);
 }
 
 static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
 		    void *ctx)
 {
-	return sort_own((struct hst *)e, n, 0, NULL, produce, consume, ctx);
+	return sort_own((struct hst *)e, n, 0, produce, consume, ctx);
 }
 
 static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
@@ -112,7 +111,7 @@ static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer
 {
 	msg_info(2, "host engine: %zu records sorted in their words, on the words' bits from %u up",
 		 n, low);
-	return sort_own((struct hst *)e, n, low, NULL, produce, consume, ctx);
+	return sort_own((struct hst *)e, n, low, produce, consume, ctx);
 }
 
 static int hst_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
@@ -122,8 +121,6 @@ static int hst_sort_in(struct engine *e, size_t n, void *words, void *room, unsi
 
 	if (n == 0)
 		return 0;
-	if (!words)
-		return sort_own(h, n, low, room, produce, consume, ctx);
 	if (low)
 		msg_info(2, "host engine: %zu records sorted in their words, in place, on the "
 			 "words' bits from %u up", n, low);
