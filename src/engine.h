@@ -133,13 +133,12 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
 /* As eng_sort (low 0) or eng_sort_above (low: the bits from which the
  * words are ordered), produce filling n words at words, the caller's
  * memory, which the engine sorts them in (and leaves in any order): no
- * copy of them of its own.  room, where not
- * NULL, is n words' worth more of the caller's that the engine may sort
- * through in place of memory of its own, and leave the sorted words in:
- * consume then receives them there (bare keys sorted in the output's
- * place).  ENG_NO_RECORDS, having called neither, where the engine does
- * not (an OpenCL device, which has memory of its own): eng_sort or
- * eng_sort_above then. */
+ * copy of them of its own.  room, where not NULL, is n words' worth more
+ * of the caller's that the engine may sort through in place of memory of
+ * its own, and leave the sorted words in: consume then receives them
+ * there (a stream's keys sorted in the output's place).  ENG_NO_RECORDS,
+ * having called neither, where the engine does not (an OpenCL device,
+ * which has memory of its own): eng_sort or eng_sort_above then. */
 int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
 		eng_producer produce, eng_consumer consume, void *ctx);
 
