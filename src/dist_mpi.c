@@ -89,9 +89,11 @@ static int agree(int rc)
 }
 
 /* A failure inside an exchange, where the others wait for this process
- * and cannot learn of it: the message is printed; end them all. */
+ * and cannot learn of it: the message is printed; the output's temporary
+ * file goes (process 0's), and all end. */
 static void abort_all(void)
 {
+	tmp_remove_guarded();
 	MPI_Abort(MPI_COMM_WORLD, CLS_EXIT_ERROR);
 	exit(CLS_EXIT_ERROR);
 }

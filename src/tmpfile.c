@@ -69,6 +69,13 @@ static void remove_pending(void)
 		return;	/* dying all the same */
 }
 
+void tmp_remove_guarded(void)
+{
+	pthread_mutex_lock(&naming);
+	remove_pending();
+	pthread_mutex_unlock(&naming);
+}
+
 /* For SIGBUS, which the faulting thread takes, and for threads that were
  * running before the signals were blocked (a library's). */
 static void on_signal(int sig)

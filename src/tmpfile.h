@@ -19,6 +19,9 @@ void tmp_guard_output(char *path);
  * file sized ahead for the sort's output) back to at bytes. */
 void tmp_guard_stdout(long long at);
 
+/* Remove the guarded files (and cut standard output back) now, as a
+ * signal would: for a process about to be ended otherwise (MPI_Abort). */
+void tmp_remove_guarded(void);
 /* Between these two calls no signal's removal of the guarded files runs
  * (it waits for tmp_release_signals): a name is made and renamed or
  * removed in between, from one state the handler knows to the next. */

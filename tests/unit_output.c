@@ -1,13 +1,17 @@
 /* Unit tests of the -o writer through a shared mapping: copies of any
- * length, split between any number of threads, land whole and in place. */
+ * length, split between any number of threads, land whole and in place;
+ * and of the removal of a guarded -o temporary file by a process about to
+ * be ended (MPI_Abort) as by a signal. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../src/output.h"
+#include "../src/tmpfile.h"
 #include "tap.h"
 
 /* Write len bytes of a pattern to a new file through a mapping copied on
@@ -67,6 +71,19 @@ int main(void)
 		   base + 4096 * n + 4);
 		ok(mapped_write(path, base - 3, n), "%u threads, %zu bytes", n, base - 3);
 	}
+	/* A guarded file goes; once unguarded, it stays. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0)
+		close(fd);
+	tmp_guard_output(path);
+	tmp_remove_guarded();
+	ok(access(path, F_OK) != 0, "the guarded -o temporary file removed");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0)
+		close(fd);
+	tmp_guard_output(NULL);
+	tmp_remove_guarded();
+	ok(access(path, F_OK) == 0, "an unguarded file left");
 	unlink(path);
 	return done_testing();
 }
