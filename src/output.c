@@ -212,6 +212,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	if (fault_in)
 		touch_parallel(p + lead, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
 	w->map = p + lead;
+	w->map_faulted = fault_in;
 	w->map_lead = (size_t)lead;
 	w->map_len = (size_t)bytes;
 	w->map_at = start;
@@ -352,6 +353,12 @@ void *out_claim(struct out_writer *w, size_t len)
 void *out_place(struct out_writer *w, size_t len)
 {
 	return !w->mem && out_claimable(w, len) ? w->map + w->total : NULL;
+}
+
+void out_fault_in(struct out_writer *w, void *p, size_t len, unsigned threads)
+{
+	if (w->mem || !w->map_faulted)
+		populate_parallel(p, len, threads);
 }
 
 bool out_file_mapped(const struct out_writer *w, uint64_t *at)
