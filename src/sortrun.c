@@ -294,6 +294,14 @@ static int collect(void *arg, const void *src, size_t first, size_t count)
 	return 0;
 }
 
+/* Whether the run's words are its records where they lie but for an
+ * exclusive or or the key's place: bare keys, or records packed in words
+ * they fill (io->packed, enc_words_in_place). */
+static bool words_are_records(const struct run_io *io)
+{
+	return io->packed ? enc_words_in_place(io->f) : enc_bare_keys(io->f);
+}
+
 /* Memory of the run's own that the sort may take for its words: the
  * words it parsed (kv lines), or where its bare keys lie (or its records,
  * packed: io->packed, enc_words_in_place), each made into its word where
@@ -311,7 +319,7 @@ static void *own_words(const struct run_io *io)
 		return NULL;
 	if (b->words)
 		return b->words;
-	if (!file || !file->heap || !(io->packed ? enc_words_in_place(f) : enc_bare_keys(f)) ||
+	if (!file || !file->heap || !words_are_records(io) ||
 	    s->off || s->len != file->size || (uint64_t)b->n * f->rec_size != s->len)
 		return NULL;
 	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
@@ -335,7 +343,7 @@ static void *output_room(const struct engine *e, struct run_io *io)
 	const size_t bytes = io->b->n * word_size(io->f->kind);
 	void *room;
 
-	if (!e->host || !enc_words_in_place(io->f) || (!io->packed && !enc_bare_keys(io->f)))
+	if (!e->host || !words_are_records(io))
 		return NULL;
 	/* The output's mapping, made meanwhile, is needed now. */
 	if (io->warm)
@@ -344,7 +352,7 @@ static void *output_room(const struct engine *e, struct run_io *io)
 		return NULL;
 	msg_info(2, "%zu %s sorted through the output's place", io->b->n,
 		 io->packed ? "records" : "keys");
-	populate_parallel(room, bytes, io->f->threads);
+	out_fault_in(io->w, room, bytes, io->f->threads);
 	return room;
 }
 
