@@ -412,10 +412,12 @@ static void order_job(void *arg)
  * output by rank, as above: 0, CLS_E_FAIL after a message, or 1 where it
  * does not apply (nothing written). */
 static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
-			 const struct enc_batch *b, const void *words, size_t n, unsigned threads)
+			 const struct enc_batch *b, const void *words, size_t n, unsigned threads,
+			 void *spare, size_t spare_bytes)
 {
 	struct deal d = { f, b->lines, words, NULL, NULL, NULL, NULL, n, 0 };
 	struct deal_job jobs[GATHER_MAX_THREADS];
+	uint32_t *own_rank = NULL, *own_pos = NULL;
 	uint64_t *start = NULL, total = 0;
 	size_t c, t;
 	int rc = 1;
@@ -424,8 +426,15 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 		return 1;
 	d.nb = ((n - 1) >> DEAL_SHIFT) + 1;
 	memset(jobs, 0, sizeof jobs);
-	d.rank = malloc(n * sizeof *d.rank);
-	d.pos = malloc(n * sizeof *d.pos);
+	/* The ranks and places in the sort's spare memory (no more memory
+	 * faulted in), else in their own. */
+	if (spare && spare_bytes / (sizeof *d.rank + sizeof *d.pos) >= n) {
+		d.rank = spare;
+		d.pos = d.rank + n;
+	} else {
+		d.rank = own_rank = malloc(n * sizeof *d.rank);
+		d.pos = own_pos = malloc(n * sizeof *d.pos);
+	}
 	start = malloc((d.nb + 1) * sizeof *start);
 	for (t = 0; t < threads; t++)
 		if (!(jobs[t].off = malloc(d.nb * sizeof *jobs[t].off)))
@@ -467,15 +476,16 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 	if (rc)
 		msg_errno(ENOMEM, "cannot gather the sorted records");
 	else
-		msg_info(2, "%zu kv lines dealt by rank into %zu buckets", n, d.nb);
+		msg_info(2, "%zu kv lines dealt by rank into %zu buckets%s", n, d.nb,
+			 own_rank ? "" : ", their ranks in the sort's spare memory");
 out:
 	for (t = 0; t < threads; t++) {
 		free(jobs[t].off);
 		free(jobs[t].tmp);
 	}
 	free(start);
-	free(d.pos);
-	free(d.rank);
+	free(own_pos);
+	free(own_rank);
 	return rc;
 }
 
@@ -484,7 +494,8 @@ out:
  * GATHER_ROUND records a thread at a time; fixed-size records and lines
  * into a mapped output all at once, into place. */
 static int emit_gather(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
-		       const void *words, const struct kv_line *sorted, size_t count)
+		       const void *words, const struct kv_line *sorted, size_t count, void *spare,
+		       size_t spare_bytes)
 {
 	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
 	unsigned char *dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
@@ -503,7 +514,7 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 	}
 	g = w->gathers;
 	if (f->fmt == CLS_FMT_KV && !sorted) {
-		rc = emit_kv_dealt(w, f, b, words, count, threads);
+		rc = emit_kv_dealt(w, f, b, words, count, threads, spare, spare_bytes);
 		return rc == 1 ? emit_kv_words(w, f, b, words, count, g, threads) : rc;
 	}
 	if (f->fmt == CLS_FMT_KV && out_claimable(w, 1)) {
@@ -545,11 +556,11 @@ static size_t tie_run_key(const void *ctx, size_t idx, const unsigned char **p)
 static int tie_run_emit(void *ctx, const struct word128 *words, size_t n)
 {
 	const struct tie_run *t = ctx;
-	return emit_gather(t->w, t->f, t->b, words, NULL, n);
+	return emit_gather(t->w, t->f, t->b, words, NULL, n, NULL, 0);
 }
 
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
-	     const void *words, size_t count)
+	     const void *words, size_t count, void *spare, size_t spare_bytes)
 {
 	if (f->tail) {
 		struct tie_run t = { w, f, b };
@@ -557,13 +568,14 @@ int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_
 		assert(f->kind == WORD128);
 		return tie_push(&w->ties, &k, words, count, tie_run_emit, &t);
 	}
-	return f->indexed ? emit_gather(w, f, b, words, NULL, count) : emit_plain(w, f, words, count);
+	return f->indexed ? emit_gather(w, f, b, words, NULL, count, spare, spare_bytes)
+			  : emit_plain(w, f, words, count);
 }
 
 int out_emit_lines(struct out_writer *w, const struct enc_format *f, const struct kv_line *lines,
 		   size_t count)
 {
-	return emit_gather(w, f, NULL, NULL, lines, count);
+	return emit_gather(w, f, NULL, NULL, lines, count, NULL, 0);
 }
 
 int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)

@@ -58,6 +58,12 @@ int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned lo
 	return e->ops->sort_in(e, n, words, room, low, produce, consume, ctx);
 }
 
+void *eng_spare(struct engine *e, const void *sorted, size_t *bytes)
+{
+	*bytes = 0;
+	return e->ops->spare ? e->ops->spare(e, sorted, bytes) : NULL;
+}
+
 int eng_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produce,
 		   eng_consumer consume, void *ctx)
 {

@@ -69,6 +69,8 @@ struct eng_ops {
 		       eng_producer produce, eng_consumer consume, void *ctx);
 	int (*sort_above)(struct engine *e, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx);
+	/* NULL where the engine has none: eng_spare. */
+	void *(*spare)(struct engine *e, const void *sorted, size_t *bytes);
 };
 
 /* The part every engine starts with. */
@@ -158,6 +160,13 @@ int eng_sort_above(struct engine *e, size_t n, unsigned low, eng_producer produc
  * *cap).  Equal words come out in piece order either way. */
 int eng_merge(struct engine *e, size_t n, const size_t *bounds, size_t k, eng_producer produce,
 	      eng_consumer consume, void *ctx);
+
+/* Called from a sort's consume with the sorted words it received: memory
+ * the sort went through that does not hold them (the engine's scratch, or
+ * the caller's words or room of eng_sort_in that the sorted words left),
+ * *bytes long, which consume may use as scratch until it returns.  NULL
+ * where there is none (the words come from a device). */
+void *eng_spare(struct engine *e, const void *sorted, size_t *bytes);
 
 /* -v: what the engine spent its time on. */
 void eng_report(const struct engine *e);

@@ -20,6 +20,10 @@ struct hst {
 				 * sorted in their caller's memory need none) */
 	size_t cap;
 	double t_sort;		/* in the radix sort */
+	/* While a sort's consume runs: the words it sorted and the room it
+	 * went through, n of them (hst_spare). */
+	void *at_words, *at_room;
+	size_t at_n;
 };
 
 static int hst_capacity(struct engine *e, size_t want, size_t *cap)
@@ -81,7 +85,24 @@ static int sort_at(struct hst *h, size_t n, void *words, void *room, unsigned lo
 	t0 = now_sec();
 	rc = radix_sort_above(words, room, n, h->c.kind, low, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
-	return rc ? rc : consume(ctx, sorted, 0, n);
+	if (rc)
+		return rc;
+	h->at_words = words;
+	h->at_room = room;
+	h->at_n = n;
+	rc = consume(ctx, sorted, 0, n);
+	h->at_words = h->at_room = NULL;
+	return rc;
+}
+
+static void *hst_spare(struct engine *e, const void *sorted, size_t *bytes)
+{
+	struct hst *h = (struct hst *)e;
+
+	if (!h->at_words)
+		return NULL;
+	*bytes = h->at_n * word_size(h->c.kind);
+	return sorted == h->at_words ? h->at_room : h->at_words;
 }
 
 /* Sort n words in the engine's own, made now if they are not yet. */
@@ -153,6 +174,7 @@ static const struct eng_ops hst_ops = {
 	.close = hst_close,
 	.sort_in = hst_sort_in,
 	.sort_above = hst_sort_above,
+	.spare = hst_spare,
 };
 
 int hst_open(struct engine **e, const struct eng_config *c)

@@ -144,9 +144,11 @@ void out_abort(struct out_writer *w);
 /* Write the records that count sorted words of the run stand for, in
  * word order: the next words of the run, in calls that follow it through.
  * Where keys are longer than their word (f->tail), words that tie are put
- * in order first, and the last may be held back until out_emit_end. */
+ * in order first, and the last may be held back until out_emit_end.
+ * spare, where not NULL, is spare_bytes of memory it may use as scratch
+ * (eng_spare). */
 int out_emit(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b,
-	     const void *words, size_t count);
+	     const void *words, size_t count, void *spare, size_t spare_bytes);
 /* Write the records that count words packed (enc_packs) hold, in
  * order.  0 or CLS_E_FAIL as out_write. */
 int out_emit_packed(struct out_writer *w, const struct enc_format *f, const void *words,

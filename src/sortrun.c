@@ -76,6 +76,7 @@ struct run_io {
 	uint64_t text_bytes, out_bytes;
 	bool packed;			/* bin records packed in their words... */
 	bool in_place;			/* ...made where the input lies */
+	struct engine *e;		/* the engine that sorts them */
 };
 
 /* Input bytes of records [first, first+count) of run b, for --progress
@@ -124,6 +125,8 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
 	double t0 = now_sec();
+	size_t spare_bytes;
+	void *spare;
 	int rc;
 
 	(void)first;
@@ -132,8 +135,9 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 		io->t->warm += now_sec() - t0;
 		t0 = now_sec();
 	}
+	spare = eng_spare(io->e, src, &spare_bytes);
 	rc = io->packed ? out_emit_packed(io->w, io->f, src, count)
-			: out_emit(io->w, io->f, io->b, src, count);
+			: out_emit(io->w, io->f, io->b, src, count, spare, spare_bytes);
 	io->t->consume += now_sec() - t0;
 	return rc;
 }
@@ -379,7 +383,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	       const size_t *bounds, size_t k, struct out_writer *w, struct srt_warm *warm,
 	       struct srt_times *t)
 {
-	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false, false };
+	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false, false, e };
 	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
 	void *in;
@@ -431,7 +435,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			srt_warm_out_done(warm);
 		if (rc == 0) {
 			const double t2 = now_sec();
-			rc = out_emit(w, f, b, b->words, n);
+			rc = out_emit(w, f, b, b->words, n, NULL, 0);
 			t->consume += now_sec() - t2;
 		}
 	}

@@ -222,9 +222,16 @@ host_as_ref() {
     rm -f "$BATS_TEST_TMPDIR/out"
     "$CLSORT" -d host --parallel=$p -vv -f kv -o "$BATS_TEST_TMPDIR/out" "$f" 2> "$BATS_TEST_TMPDIR/err"
     cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "--parallel=$p to -o"
-    grep -q "1100010 kv lines dealt by rank into 34 buckets" "$BATS_TEST_TMPDIR/err" ||
-      fail "--parallel=$p: $(cat "$BATS_TEST_TMPDIR/err")"
+    # Their ranks and places in the memory the sort went through.
+    grep -q "1100010 kv lines dealt by rank into 34 buckets, their ranks in the sort's spare memory" \
+      "$BATS_TEST_TMPDIR/err" || fail "--parallel=$p: $(cat "$BATS_TEST_TMPDIR/err")"
   done
+  # Keys of 64 bits: words of 16 bytes.
+  "$REFSORT" sort -f kv -k u64 < "$f" > "$BATS_TEST_TMPDIR/want64"
+  "$CLSORT" -d host --parallel=2 -vv -f kv -k u64 -o "$BATS_TEST_TMPDIR/out" "$f" 2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want64" "$BATS_TEST_TMPDIR/out" || fail "-k u64"
+  grep -q "dealt by rank into 34 buckets, their ranks in the sort's spare memory" \
+    "$BATS_TEST_TMPDIR/err" || fail "-k u64: $(cat "$BATS_TEST_TMPDIR/err")"
   # Descending, and through a pipe into standard output.
   "$REFSORT" sort -f kv -r < "$f" > "$BATS_TEST_TMPDIR/want"
   cat "$f" | "$CLSORT" -d host --parallel=3 -f kv -r > "$BATS_TEST_TMPDIR/out"
