@@ -380,12 +380,26 @@ static inline bool same_above128(struct word128 a, struct word128 b, unsigned s)
 	return a.hi == b.hi && (a.lo ^ b.lo) >> s == 0;
 }
 
-static inline bool less128(struct word128 a, struct word128 b)
+/* Whether a's bits from bit s up are below b's (the bits under s take no
+ * part in the order of a sort above them, which keeps their words in
+ * order). */
+static inline bool less_above32(uint32_t a, uint32_t b, unsigned s)
 {
-	return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+	return s < 32 && a >> s < b >> s;
 }
 
-#define LESS(a, b) ((a) < (b))
+static inline bool less_above64(uint64_t a, uint64_t b, unsigned s)
+{
+	return s < 64 && a >> s < b >> s;
+}
+
+static inline bool less_above128(struct word128 a, struct word128 b, unsigned s)
+{
+	if (s >= 64)
+		return s < 128 && a.hi >> (s - 64) < b.hi >> (s - 64);
+	return a.hi < b.hi || (a.hi == b.hi && a.lo >> s < b.lo >> s);
+}
+
 #define DIGIT(w, b, mask) ((uint32_t)((w) >> (b)) & (mask))
 #define DIGIT128(w, b, mask) digit128(&(w), b, mask)
 
@@ -399,13 +413,13 @@ static inline bool less128(struct word128 a, struct word128 b)
  * the words are then in order but for runs that agree on those two (few,
  * and short, unless the keys are skewed): each run is sorted the same way
  * by the bits below. */
-#define DEFINE_SORT_BUCKET(SUFFIX, T, LESS_, DIGIT_, SAME_ABOVE)                        \
-	static void insertion_##SUFFIX(T *a, size_t m)                                  \
+#define DEFINE_SORT_BUCKET(SUFFIX, T, LESS_ABOVE, DIGIT_, SAME_ABOVE)                   \
+	static void insertion_##SUFFIX(T *a, size_t m, unsigned low)                    \
 	{                                                                               \
 		size_t i, k;                                                            \
 		for (i = 1; i < m; i++) {                                               \
 			const T x = a[i];                                               \
-			for (k = i; k > 0 && LESS_(x, a[k - 1]); k--)                   \
+			for (k = i; k > 0 && LESS_ABOVE(x, a[k - 1], low); k--)         \
 				a[k] = a[k - 1];                                        \
 			a[k] = x;                                                       \
 		}                                                                       \
@@ -420,7 +434,7 @@ static inline bool less128(struct word128 a, struct word128 b)
 		uint32_t at, mask;                                                      \
                                                                                         \
 		if (m < SMALL) {                                                        \
-			insertion_##SUFFIX(words, m);                                   \
+			insertion_##SUFFIX(words, m, low);                              \
 			return;                                                         \
 		}                                                                       \
 		if (bits == 0)                                                          \
@@ -475,22 +489,23 @@ static inline bool less128(struct word128 a, struct word128 b)
 		}                                                                       \
 	}
 
-DEFINE_SORT_BUCKET(32, uint32_t, LESS, DIGIT, same_above32)
-DEFINE_SORT_BUCKET(64, uint64_t, LESS, DIGIT, same_above64)
-DEFINE_SORT_BUCKET(128, struct word128, less128, DIGIT128, same_above128)
+DEFINE_SORT_BUCKET(32, uint32_t, less_above32, DIGIT, same_above32)
+DEFINE_SORT_BUCKET(64, uint64_t, less_above64, DIGIT, same_above64)
+DEFINE_SORT_BUCKET(128, struct word128, less_above128, DIGIT128, same_above128)
 
-/* Insertion sort, stable: equal words are never moved past each other. */
-static void insertion_sort(void *words, size_t n, enum word_kind kind)
+/* Insertion sort on the bits from low up, stable: words equal there are
+ * never moved past each other. */
+static void insertion_sort(void *words, size_t n, enum word_kind kind, unsigned low)
 {
 	switch (kind) {
 	case WORD32:
-		insertion_32(words, n);
+		insertion_32(words, n, low);
 		break;
 	case WORD64:
-		insertion_64(words, n);
+		insertion_64(words, n, low);
 		break;
 	case WORD128:
-		insertion_128(words, n);
+		insertion_128(words, n, low);
 		break;
 	}
 }
@@ -659,7 +674,7 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	if (sorted)
 		*sorted = words;
 	if (n < SMALL) {
-		insertion_sort(words, n, kind);
+		insertion_sort(words, n, kind, low);
 		return 0;
 	}
 	threads = plan_threads(n, threads);

@@ -206,6 +206,62 @@ static void check_above(size_t n, unsigned threads)
 	free(in);
 }
 
+/* A word's key above the bits a sort above them leaves, and its input
+ * position. */
+struct keyed {
+	uint64_t key;
+	size_t i;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* radix_sort_above keeps words that are equal from bit low up in their
+ * order whatever their bits below it (records packed beside their keys,
+ * whose bytes count down here): the order of a stable sort by the bits
+ * from low up, on every path (the insertion sort of fewer than 256 words,
+ * small buckets, passes).  Keys of n/4 values: ties in short runs. */
+static void check_above_stable(enum word_kind kind, size_t n, unsigned threads)
+{
+	const size_t ws = word_size(kind);
+	const unsigned low = kind == WORD32 ? 16 : kind == WORD64 ? 32 : 64;
+	const uint64_t values = kind == WORD32 && n / 4 + 1 > 65536 ? 65536 : n / 4 + 1;
+	unsigned char *const in = alloc(n * ws), *const want = alloc(n * ws);
+	unsigned char *const scratch = alloc(n * ws);
+	struct keyed *const k = alloc(n * sizeof *k);
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	void *sorted = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		const uint64_t payload = n - i;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k[i].key = x % values;
+		k[i].i = i;
+		if (kind == WORD128)
+			put(in, i, kind, k[i].key, payload);
+		else
+			put(in, i, kind, 0, k[i].key << low | (payload & (((uint64_t)1 << low) - 1)));
+	}
+	qsort(k, n, sizeof *k, cmp_keyed);
+	for (i = 0; i < n; i++)
+		memcpy(want + i * ws, in + k[i].i * ws, ws);
+	rc = radix_sort_above(in, scratch, n, kind, low, threads, &sorted);
+	ok(rc == 0 && memcmp(sorted, want, n * ws) == 0,
+	   "%s, ties above bit %u in input order, the bits below counting down, n=%zu, "
+	   "%u thread%s", kind_names[kind], low, n, threads, threads == 1 ? "" : "s");
+	free(k);
+	free(scratch);
+	free(want);
+	free(in);
+}
+
 int main(void)
 {
 	static const size_t sizes[] = {
@@ -230,5 +286,10 @@ int main(void)
 		check_above(sizes[i], 1);
 		check_above(sizes[i], 3);
 	}
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+			check_above_stable(kinds[k], sizes[i], 1);
+			check_above_stable(kinds[k], sizes[i], 3);
+		}
 	return done_testing();
 }
