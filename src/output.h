@@ -159,7 +159,9 @@ int out_emit_packed(struct out_writer *w, const struct enc_format *f, const void
 int out_emit_lines(struct out_writer *w, const struct enc_format *f, const struct kv_line *lines,
 		   size_t count);
 /* Bytes a kv line takes beside its run while out_emit writes a run of
- * them whole into a mapped output (its rank and its place, emit.c). */
+ * them whole into a mapped output (its rank and its place, emit.c), where
+ * the sort leaves no spare memory for them (an OpenCL device's: the host
+ * engine's is eng_spare). */
 #define OUT_EMIT_LINE_BYTES 8
 /* The run's words are all emitted: write what is held back.  Same
  * returns. */

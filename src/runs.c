@@ -516,6 +516,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 {
 	const bool kv = f->fmt == CLS_FMT_KV;
 	const size_t ws = word_size(f->kind);
+	const size_t deal = kv && !eng_is_host(device) ? OUT_EMIT_LINE_BYTES : 0;
 
 	*ec = (struct eng_config){ .device = device, .kind = f->kind, .local = o->local,
 				   .devsort = o->devsort,
@@ -524,7 +525,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 				   .buffer_percent = o->buffer_percent,
 				   .memory = o->memory_bytes / 2,
 				   .beside = (kv || f->unique ? ws : 0) +
-					     (kv ? sizeof(struct kv_line) + OUT_EMIT_LINE_BYTES : 0) +
+					     (kv ? sizeof(struct kv_line) : 0) + deal +
 					     (f->nkeys ? sizeof(struct kv_line) + KEY_BYTES * f->nkeys : 0) };
 }
 
