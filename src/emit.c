@@ -408,6 +408,38 @@ static void order_job(void *arg)
 	}
 }
 
+/* The threads that write count records of f. */
+static unsigned gather_threads(const struct enc_format *f, size_t count)
+{
+	if (count < GATHER_MIN)
+		return 1;
+	return f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
+}
+
+/* Whether n kv lines of b (all of them, in words' order) go into w by
+ * rank, as above, on threads. */
+static bool deals(const struct out_writer *w, const struct enc_format *f,
+		  const struct enc_batch *b, size_t n, unsigned threads)
+{
+	return f->fmt == CLS_FMT_KV && n >= DEAL_MIN && n == b->n && n <= UINT32_MAX &&
+	       threads >= 2 && out_claimable(w, 1);
+}
+
+bool out_deals(const struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
+{
+	return !f->tail && f->indexed && deals(w, f, b, b->n, gather_threads(f, b->n));
+}
+
+/* The most bytes of lines a bucket holds (its lines' places are 32 bits);
+ * CLSORT_DEAL_BUCKET_MAX sets less, for tests of the gather that takes
+ * over from a deal that cannot hold a bucket. */
+static uint64_t bucket_max(void)
+{
+	const char *s = getenv("CLSORT_DEAL_BUCKET_MAX");
+	const unsigned long long v = s && *s ? strtoull(s, NULL, 10) : 0;
+	return v && v < UINT32_MAX ? v : UINT32_MAX;
+}
+
 /* The n kv lines of b (all of them, in words' order) into a mapped
  * output by rank, as above: 0, CLS_E_FAIL after a message, or 1 where it
  * does not apply (nothing written). */
@@ -418,17 +450,18 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 	struct deal d = { f, b->lines, words, NULL, NULL, NULL, NULL, n, 0 };
 	struct deal_job jobs[GATHER_MAX_THREADS];
 	uint32_t *own_rank = NULL, *own_pos = NULL;
-	uint64_t *start = NULL, total = 0;
+	uint64_t *start = NULL, total = 0, most = bucket_max();
 	size_t c, t;
 	int rc = 1;
 
-	if (n < DEAL_MIN || n != b->n || n > UINT32_MAX || threads < 2 || !out_claimable(w, 1))
+	if (!deals(w, f, b, n, threads))
 		return 1;
 	d.nb = ((n - 1) >> DEAL_SHIFT) + 1;
 	memset(jobs, 0, sizeof jobs);
 	/* The ranks and places in the sort's spare memory (no more memory
-	 * faulted in), else in their own. */
-	if (spare && spare_bytes / (sizeof *d.rank + sizeof *d.pos) >= n) {
+	 * faulted in), else in their own: not in the output's place, where
+	 * the lines go. */
+	if (spare && !out_holds(w, spare) && spare_bytes / (sizeof *d.rank + sizeof *d.pos) >= n) {
 		d.rank = spare;
 		d.pos = d.rank + n;
 	} else {
@@ -455,7 +488,7 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 			jobs[t].off[c] = total;
 			total += bytes;
 		}
-		if (total - start[c] > UINT32_MAX)
+		if (total - start[c] > most)
 			goto out;
 	}
 	start[d.nb] = total;
@@ -497,14 +530,12 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 		       const void *words, const struct kv_line *sorted, size_t count, void *spare,
 		       size_t spare_bytes)
 {
-	unsigned threads = f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
+	unsigned threads = gather_threads(f, count);
 	unsigned char *dst = f->fmt == CLS_FMT_BIN ? out_claim(w, count * f->rec_size) : NULL;
 	struct gather *g;
 	size_t i, first, step;
 	int rc = 0;
 
-	if (count < GATHER_MIN)
-		threads = 1;
 	if (!w->gathers) {
 		w->gathers = calloc(GATHER_MAX_THREADS, sizeof *g);
 		if (!w->gathers) {
@@ -515,7 +546,20 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 	g = w->gathers;
 	if (f->fmt == CLS_FMT_KV && !sorted) {
 		rc = emit_kv_dealt(w, f, b, words, count, threads, spare, spare_bytes);
-		return rc == 1 ? emit_kv_words(w, f, b, words, count, g, threads) : rc;
+		if (rc != 1)
+			return rc;
+		/* Not dealt after all (no memory for it): words sorted where the
+		 * lines go (out_deals) leave first, for the spare. */
+		if (out_holds(w, words)) {
+			const size_t bytes = count * word_size(f->kind);
+			if (!spare || spare_bytes < bytes) {
+				msg_errno(ENOMEM, "cannot gather the sorted records");
+				return CLS_E_FAIL;
+			}
+			memcpy(spare, words, bytes);
+			words = spare;
+		}
+		return emit_kv_words(w, f, b, words, count, g, threads);
 	}
 	if (f->fmt == CLS_FMT_KV && out_claimable(w, 1)) {
 		share_out(g, threads, f, b, words, sorted, 0, count);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -353,6 +354,12 @@ void *out_claim(struct out_writer *w, size_t len)
 void *out_place(struct out_writer *w, size_t len)
 {
 	return !w->mem && out_claimable(w, len) ? w->map + w->total : NULL;
+}
+
+bool out_holds(const struct out_writer *w, const void *p)
+{
+	const uintptr_t a = (uintptr_t)p;
+	return !w->mem && w->map && a >= (uintptr_t)w->map && a < (uintptr_t)w->map + w->map_len;
 }
 
 void out_fault_in(struct out_writer *w, void *p, size_t len, unsigned threads)

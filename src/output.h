@@ -158,6 +158,12 @@ int out_emit_packed(struct out_writer *w, const struct enc_format *f, const void
  * line end.  Same returns. */
 int out_emit_lines(struct out_writer *w, const struct enc_format *f, const struct kv_line *lines,
 		   size_t count);
+/* Whether out_emit writes all b's kv lines, sorted at once, into w by
+ * their ranks (emit.c): it then reads their words before it writes any
+ * line, and they may lie in w's place (out_place).  w mapped already. */
+bool out_deals(const struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
+/* Whether p lies in w's mapping. */
+bool out_holds(const struct out_writer *w, const void *p);
 /* Bytes a kv line takes beside its run while out_emit writes a run of
  * them whole into a mapped output (its rank and its place, emit.c), where
  * the sort leaves no spare memory for them (an OpenCL device's: the host

@@ -329,6 +329,13 @@ static void *own_words(const struct run_io *io)
 	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
 }
 
+/* Whether run b is all of a stream read into memory of its own (not a
+ * mapped file). */
+static bool from_stream(const struct enc_batch *b)
+{
+	return b->nslices == 1 && b->slices[0].file->heap;
+}
+
 /* Where the host engine may sort a stream's words through the output
  * (their place in its mapping, its pages faulted in first), or NULL.
  * Words as wide as their records (enc_words_in_place: bare keys of an
@@ -341,37 +348,41 @@ static void *own_words(const struct run_io *io)
  * pipe: 0.62 s against 0.54, faulted in first 0.46).  A stream's output
  * took its room while the stream arrived; a file's is sized while its
  * records are encoded, which the sort would wait for (1 GiB on tmpfs on 16
- * threads: 0.65 -> 0.73 s), so a file's sort keeps its scratch. */
+ * threads: 0.65 -> 0.73 s), so a file's sort keeps its scratch.  A
+ * stream's kv lines that the output deals by rank (out_deals) take the
+ * place as well: their words are read (for their ranks) before any line
+ * is written there. */
 static void *output_room(const struct engine *e, struct run_io *io)
 {
 	const size_t bytes = io->b->n * word_size(io->f->kind);
+	const bool lines = io->f->fmt == CLS_FMT_KV;
 	void *room;
 
-	if (!e->host || !words_are_records(io))
+	if (!e->host || !(words_are_records(io) || (lines && from_stream(io->b))))
 		return NULL;
 	/* The output's mapping, made meanwhile, is needed now. */
 	if (io->warm)
 		srt_warm_out_done(io->warm);
-	if (!(room = out_place(io->w, bytes)))
+	if ((lines && !out_deals(io->w, io->f, io->b)) || !(room = out_place(io->w, bytes)))
 		return NULL;
 	msg_info(2, "%zu %s sorted through the output's place", io->b->n,
-		 io->packed ? "records" : "keys");
+		 lines ? "kv lines' words" : io->packed ? "records" : "keys");
 	out_fault_in(io->w, room, bytes, io->f->threads);
 	return room;
 }
 
 /* The run's words sorted in in, its own memory (own_words), through the
  * output's place where that is room for them (output_room), on their bits
- * from low up; io->in_place while they are made there, where that is the
- * input's (whose pages must then stay).  ENG_NO_RECORDS where the engine
- * does not. */
-static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low)
+ * from low up, to to; io->in_place while they are made there, where that
+ * is the input's (whose pages must then stay).  ENG_NO_RECORDS where the
+ * engine does not. */
+static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low, eng_consumer to)
 {
 	void *room = output_room(e, io);
 	int rc;
 
 	io->in_place = in != io->b->words;
-	rc = eng_sort_in(e, io->b->n, in, room, low, produce, consume, io);
+	rc = eng_sort_in(e, io->b->n, in, room, low, produce, to, io);
 	if (rc == ENG_NO_RECORDS)
 		io->in_place = false;
 	return rc;
@@ -403,7 +414,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	if (!bounds && !b->pick && enc_packs(f)) {
 		io.packed = true;
 		if ((in = own_words(&io)))
-			rc = sort_in(e, &io, in, enc_packed_low(f));
+			rc = sort_in(e, &io, in, enc_packed_low(f), consume);
 		if (rc == ENG_NO_RECORDS)
 			rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
 		io.packed = rc != ENG_NO_RECORDS;
@@ -415,7 +426,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 					      consume_records, &io);
 	}
 	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(&io)))
-		rc = sort_in(e, &io, in, 0);
+		rc = sort_in(e, &io, in, 0, consume);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);

@@ -232,6 +232,24 @@ host_as_ref() {
   cmp "$BATS_TEST_TMPDIR/want64" "$BATS_TEST_TMPDIR/out" || fail "-k u64"
   grep -q "dealt by rank into 34 buckets, their ranks in the sort's spare memory" \
     "$BATS_TEST_TMPDIR/err" || fail "-k u64: $(cat "$BATS_TEST_TMPDIR/err")"
+  cat "$f" | "$CLSORT" -d host --parallel=2 -vv -f kv -k u64 > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want64" "$BATS_TEST_TMPDIR/out" || fail "-k u64, a pipe"
+  grep -q "sorted through the output's place" "$BATS_TEST_TMPDIR/err" ||
+    fail "-k u64, a pipe: $(cat "$BATS_TEST_TMPDIR/err")"
+  # A stream's lines: their words sorted in the output's place, then
+  # dealt; a deal that cannot hold a bucket leaves them to the gather,
+  # which takes the words out of the output's place first.
+  cat "$f" | "$CLSORT" -d host --parallel=2 -vv -f kv > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "a pipe"
+  grep -q "1100010 kv lines' words sorted through the output's place" "$BATS_TEST_TMPDIR/err" ||
+    fail "a pipe: $(cat "$BATS_TEST_TMPDIR/err")"
+  grep -q "dealt by rank" "$BATS_TEST_TMPDIR/err" || fail "a pipe: $(cat "$BATS_TEST_TMPDIR/err")"
+  cat "$f" | CLSORT_DEAL_BUCKET_MAX=1000 "$CLSORT" -d host --parallel=2 -vv -f kv \
+    > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "a pipe, buckets too large"
+  grep -q "sorted through the output's place" "$BATS_TEST_TMPDIR/err" ||
+    fail "buckets too large: $(cat "$BATS_TEST_TMPDIR/err")"
+  ! grep -q "dealt by rank" "$BATS_TEST_TMPDIR/err" || fail "buckets too large: dealt"
   # Descending, and through a pipe into standard output.
   "$REFSORT" sort -f kv -r < "$f" > "$BATS_TEST_TMPDIR/want"
   cat "$f" | "$CLSORT" -d host --parallel=3 -f kv -r > "$BATS_TEST_TMPDIR/out"
