@@ -294,7 +294,10 @@ static int collect(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
 	const size_t ws = word_size(io->f->kind);
-	memcpy((char *)io->b->words + first * ws, src, count * ws);
+	char *const dst = (char *)io->b->words + first * ws;
+
+	if (dst != src)
+		memcpy(dst, src, count * ws);
 	return 0;
 }
 
@@ -425,8 +428,10 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
 					      consume_records, &io);
 	}
-	if (rc == ENG_NO_RECORDS && !bounds && !whole && (in = own_words(&io)))
-		rc = sort_in(e, &io, in, 0, consume);
+	/* kv words whose ties or -u need them whole afterwards are sorted
+	 * where they were parsed too, and collected back there. */
+	if (rc == ENG_NO_RECORDS && !bounds && (in = own_words(&io)) && (!whole || in == b->words))
+		rc = sort_in(e, &io, in, 0, whole ? collect : consume);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
 			    : eng_sort(e, b->n, produce, whole ? collect : consume, &io);
