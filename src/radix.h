@@ -13,7 +13,8 @@
 /* Sort words[0..n) of kind ascending by unsigned value (WORD128: hi, then
  * lo), keeping equal words in their order, on up to threads threads (0
  * counts as 1).  scratch holds n words, or is NULL to have the sort
- * allocate them.  The sorted words end in words, or, where sorted is not
+ * allocate them; words and scratch lie at multiples of the word's size
+ * (its passes store whole cache lines there, aligned).  The sorted words end in words, or, where sorted is not
  * NULL and scratch was given, in whichever of words and scratch *sorted
  * names (which spares a copy).  0, or CLS_E_FAIL after a message when the
  * scratch allocation fails. */

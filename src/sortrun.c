@@ -327,7 +327,8 @@ static void *own_words(const struct run_io *io)
 	if (b->words)
 		return b->words;
 	if (!file || !file->heap || !words_are_records(io) ||
-	    s->off || s->len != file->size || (uint64_t)b->n * f->rec_size != s->len)
+	    s->off || s->len != file->size || (uint64_t)b->n * f->rec_size != s->len ||
+	    (uintptr_t)file->data % word_size(f->kind))
 		return NULL;
 	return (unsigned char *)file->heap + (file->data - (const unsigned char *)file->heap);
 }
@@ -367,6 +368,11 @@ static void *output_room(const struct engine *e, struct run_io *io)
 	if (io->warm)
 		srt_warm_out_done(io->warm);
 	if ((lines && !out_deals(io->w, io->f, io->b)) || !(room = out_place(io->w, bytes)))
+		return NULL;
+	/* The sort's words lie at multiples of their size (radix.h): not so
+	 * the place of an output that follows what standard output held at
+	 * an offset that is not one. */
+	if ((uintptr_t)room % word_size(io->f->kind))
 		return NULL;
 	msg_info(2, "%zu %s sorted through the output's place", io->b->n,
 		 lines ? "kv lines' words" : io->packed ? "records" : "keys");

@@ -248,6 +248,27 @@ not_mapped() {
       grep -q "records sorted through the output's place" "$T/err" || fail "$opts: $(cat "$T/err")"
     done
   done
+  # Standard output a file that holds something already: its place lies
+  # after it, which the sort's words take only where it is a multiple of
+  # their size (their passes store whole aligned cache lines there).
+  "$REFSORT" gen u32 4200007 36 > "$T/in"
+  "$REFSORT" sort -k u32 < "$T/in" > "$T/want"
+  for pre in x prefix_ 1234 12345678; do
+    { printf '%s' "$pre"; cat "$T/in" | "$CLSORT" -d host --parallel=2 -vv -k u32 2> "$T/err"; } > "$T/out" ||
+      fail "after '$pre': $(cat "$T/err")"
+    cmp <(printf '%s' "$pre"; cat "$T/want") "$T/out" || fail "after '$pre'"
+    case ${#pre} in
+      4 | 8) grep -q "keys sorted through the output's place" "$T/err" || fail "after '$pre': $(cat "$T/err")" ;;
+      *) ! grep -q "output's place" "$T/err" || fail "after '$pre': took the output's place" ;;
+    esac
+  done
+  "$REFSORT" gen-rec 1050011 16 8 u64 37 few > "$T/in"
+  "$REFSORT" sort -R 16 --key-offset 8 -k u64 < "$T/in" > "$T/want"
+  for pre in 1234 12345678 1234567812345678; do
+    { printf '%s' "$pre"; cat "$T/in" | "$CLSORT" -d host --parallel=2 -vv -R 16 --key-offset 8 -k u64 \
+        2> "$T/err"; } > "$T/out" || fail "records after '$pre': $(cat "$T/err")"
+    cmp <(printf '%s' "$pre"; cat "$T/want") "$T/out" || fail "records after '$pre'"
+  done
   # Records wider than their words or float keys are gathered.
   "$REFSORT" gen-rec 1400011 12 4 u64 34 > "$T/in"
   cat "$T/in" | "$CLSORT" -d host --parallel=2 -vv -R 12 --key-offset 4 -k u64 -o "$T/out" 2> "$T/err"
