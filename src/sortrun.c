@@ -382,9 +382,9 @@ static void *output_room(const struct engine *e, struct run_io *io)
 
 /* The run's words sorted in in, its own memory (own_words), through the
  * output's place where that is room for them (output_room), on their bits
- * from low up, to to; io->in_place while they are made there, where that
- * is the input's (whose pages must then stay).  ENG_NO_RECORDS where the
- * engine does not. */
+ * from low up, and handed to the consumer to; io->in_place while they are
+ * made there, where that is the input's (whose pages must then stay).
+ * ENG_NO_RECORDS where the engine does not. */
 static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low, eng_consumer to)
 {
 	void *room = output_room(e, io);
@@ -436,7 +436,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	}
 	/* kv words whose ties or -u need them whole afterwards are sorted
 	 * where they were parsed too, and collected back there. */
-	if (rc == ENG_NO_RECORDS && !bounds && (in = own_words(&io)) && (!whole || in == b->words))
+	if (rc == ENG_NO_RECORDS && !bounds && (in = own_words(&io)) &&
+	    (!whole || f->fmt == CLS_FMT_KV))
 		rc = sort_in(e, &io, in, 0, whole ? collect : consume);
 	if (rc == ENG_NO_RECORDS)
 		rc = bounds ? eng_merge(e, b->n, bounds, k, produce, whole ? collect : consume, &io)
