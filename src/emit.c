@@ -167,21 +167,25 @@ static void gather_job(void *arg)
 	}
 }
 
-/* Shares records [first, first + n) of words out to threads gathers, the
- * last taking what the others leave; none with a place set yet. */
+/* Shares records [first, first + n) of words out to threads gathers, in
+ * shares of n / threads rounded down or up; none with a place set yet. */
 static void share_out(struct gather *g, unsigned threads, const struct enc_format *f,
 		      const struct enc_batch *b, const void *words, const struct kv_line *sorted,
 		      size_t first, size_t n)
 {
 	unsigned i;
 
+	/* The n % threads left over one each to the first threads: a round
+	 * of threads * GATHER_ROUND records or fewer fits each thread's
+	 * GATHER_ROUND entries (the last share taking them all overran them
+	 * by up to threads - 1). */
 	for (i = 0; i < threads; i++) {
 		g[i].f = f;
 		g[i].b = b;
 		g[i].words = words;
 		g[i].sorted = sorted;
-		g[i].first = first + n / threads * i;
-		g[i].count = i + 1 < threads ? n / threads : first + n - g[i].first;
+		g[i].count = n / threads + (i < n % threads);
+		g[i].first = i ? g[i - 1].first + g[i - 1].count : first;
 		g[i].dst = NULL;
 		g[i].failed = false;
 	}

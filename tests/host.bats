@@ -207,6 +207,20 @@ host_as_ref() {
     "$CLSORT" -d host --parallel=$p -f kv -o "$BATS_TEST_TMPDIR/out" "$f"
     cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "--parallel=$p to -o"
   done
+  # A last round just short of a whole one (32768 lines a thread), its
+  # lines not a multiple of the threads: no share larger than a thread's
+  # entries (the last share took the rest, and overran them).
+  for spec in "3 196607" "4 1048575" "8 262143"; do
+    read -r p n <<< "$spec"
+    "$REFSORT" gen-kv "$n" 15 u32 1000 > "$f"
+    "$REFSORT" sort -f kv < "$f" > "$BATS_TEST_TMPDIR/want"
+    "$CLSORT" -d host --parallel=$p -f kv "$f" | cmp "$BATS_TEST_TMPDIR/want" - ||
+      fail "$n lines, --parallel=$p to a pipe"
+    rm -f "$BATS_TEST_TMPDIR/out"
+    "$CLSORT" -d host --parallel=$p -f kv -o "$BATS_TEST_TMPDIR/out" "$f" ||
+      fail "$n lines, --parallel=$p to -o: status $?"
+    cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "$n lines, --parallel=$p to -o"
+  done
 }
 
 @test "host: a run of 2^20 kv lines or more dealt by rank into a mapping, in refsort's order" {
