@@ -213,7 +213,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	if (fault_in)
 		touch_parallel(p + lead, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
 	w->map = p + lead;
-	w->map_faulted = fault_in;
+	w->map_faulted = fault_in ? (size_t)bytes : 0;
 	w->map_lead = (size_t)lead;
 	w->map_len = (size_t)bytes;
 	w->map_at = start;
@@ -364,8 +364,22 @@ bool out_holds(const struct out_writer *w, const void *p)
 
 void out_fault_in(struct out_writer *w, void *p, size_t len, unsigned threads)
 {
-	if (w->mem || !w->map_faulted)
+	size_t at, end;
+
+	if (!out_holds(w, p)) {
 		populate_parallel(p, len, threads);
+		return;
+	}
+	at = (size_t)((unsigned char *)p - w->map);
+	end = at + len;
+	if (at > w->map_faulted) {
+		populate_parallel(p, len, threads);
+		return;
+	}
+	if (end > w->map_faulted) {
+		populate_parallel(w->map + w->map_faulted, end - w->map_faulted, threads);
+		w->map_faulted = end;
+	}
 }
 
 bool out_file_mapped(const struct out_writer *w, uint64_t *at)

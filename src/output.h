@@ -28,7 +28,8 @@ struct out_writer {
 				 * (a part: of its own), map_lead bytes into it */
 	size_t map_lead;
 	size_t map_len;
-	bool map_faulted;	/* its pages faulted in when it was made */
+	size_t map_faulted;	/* bytes from the mapping's start whose pages are
+				 * faulted in (all of them where it was made so) */
 	size_t presized;	/* bytes the file was given before any data */
 	unsigned threads;	/* for copies into the mapping or memory */
 	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
@@ -125,9 +126,10 @@ void *out_claim(struct out_writer *w, size_t len);
  * written (key ranges sorted in their place).  NULL as out_claim. */
 void *out_place(struct out_writer *w, size_t len);
 /* Fault in the pages of p[0..len), bytes out_claim or out_place gave, on
- * up to threads threads, unless the mapping's were faulted in when it was
- * made: for stores scattered over them, which taking the faults one at a
- * time as they come costs more than the stores themselves. */
+ * up to threads threads, but those of the mapping faulted in already
+ * (when it was made, or by a call before for bytes from its start): for
+ * stores scattered over them, which taking the faults one at a time as
+ * they come costs more than the stores themselves. */
 void out_fault_in(struct out_writer *w, void *p, size_t len, unsigned threads);
 /* Whether w writes a file through a mapping, its bytes from file offset
  * *at on. */
