@@ -18,6 +18,7 @@
 #include "input.h"
 #include "keys.h"
 
+struct key_ahead;
 struct line_ahead;
 
 struct enc_format {
@@ -43,6 +44,9 @@ struct enc_format {
 	/* kv: the single stream's lines parsed while it arrived
 	 * (lineahead.h), or NULL. */
 	struct line_ahead *ahead;
+	/* Bare keys: the single stream's counted while it arrived
+	 * (keyahead.h), or NULL. */
+	struct key_ahead *key_ahead;
 };
 
 /* Resolve the format from the options; CLS_E_FAIL on a bad combination. */

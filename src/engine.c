@@ -51,11 +51,12 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
 }
 
 int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
-		eng_producer produce, eng_consumer consume, void *ctx)
+		const struct radix_counts *counts, eng_producer produce, eng_consumer consume,
+		void *ctx)
 {
 	if (!e->ops->sort_in)
 		return ENG_NO_RECORDS;
-	return e->ops->sort_in(e, n, words, room, low, produce, consume, ctx);
+	return e->ops->sort_in(e, n, words, room, low, counts, produce, consume, ctx);
 }
 
 void *eng_spare(struct engine *e, const void *sorted, size_t *bytes)

@@ -15,6 +15,8 @@
 #include "clsort.h"
 #include "keys.h"
 
+struct radix_counts;
+
 /* The device name of the host engine. */
 #define ENG_HOST "host"
 
@@ -66,7 +68,8 @@ struct eng_ops {
 			  eng_consumer consume, void *ctx);
 	/* NULL where the engine cannot: eng_sort_in, eng_sort_above. */
 	int (*sort_in)(struct engine *e, size_t n, void *words, void *room, unsigned low,
-		       eng_producer produce, eng_consumer consume, void *ctx);
+		       const struct radix_counts *counts, eng_producer produce,
+		       eng_consumer consume, void *ctx);
 	int (*sort_above)(struct engine *e, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx);
 	/* NULL where the engine has none: eng_spare. */
@@ -138,11 +141,15 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
  * copy of them of its own.  room, where not NULL, is n words' worth more
  * of the caller's that the engine may sort through in place of memory of
  * its own, and leave the sorted words in: consume then receives them
- * there (a stream's keys sorted in the output's place).  ENG_NO_RECORDS,
- * having called neither, where the engine does not (an OpenCL device,
- * which has memory of its own): eng_sort or eng_sort_above then. */
+ * there (a stream's keys sorted in the output's place).  counts, where
+ * not NULL, describes the words at words as produce leaves them (low 0: a
+ * stream's bare keys counted while they arrived, keyahead.h), sparing the
+ * host's sort its passes that read them.  ENG_NO_RECORDS, having called
+ * neither, where the engine does not (an OpenCL device, which has memory
+ * of its own): eng_sort or eng_sort_above then. */
 int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
-		eng_producer produce, eng_consumer consume, void *ctx);
+		const struct radix_counts *counts, eng_producer produce, eng_consumer consume,
+		void *ctx);
 
 /* As eng_sort, for words whose bits below low take no part in their
  * order (records packed beside their keys, enc_packs): sorted on the bits

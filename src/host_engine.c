@@ -66,9 +66,10 @@ static void *scratch(struct hst *h)
 
 /* Sort the n words produce fills at words (cap of them at least), on
  * their bits from low up, through room (n words) or the engine's
- * scratch. */
+ * scratch; counts (low 0), where not NULL, describes them. */
 static int sort_at(struct hst *h, size_t n, void *words, void *room, unsigned low,
-		   eng_producer produce, eng_consumer consume, void *ctx)
+		   const struct radix_counts *counts, eng_producer produce, eng_consumer consume,
+		   void *ctx)
 {
 	void *sorted;
 	double t0;
@@ -83,7 +84,9 @@ static int sort_at(struct hst *h, size_t n, void *words, void *room, unsigned lo
 	if ((rc = produce(ctx, words, 0, n)))
 		return rc;
 	t0 = now_sec();
-	rc = radix_sort_above(words, room, n, h->c.kind, low, h->c.threads, &sorted);
+	rc = counts && low == 0
+		     ? radix_sort_counted(words, room, n, h->c.kind, h->c.threads, counts, &sorted)
+		     : radix_sort_above(words, room, n, h->c.kind, low, h->c.threads, &sorted);
 	h->t_sort += now_sec() - t0;
 	if (rc)
 		return rc;
@@ -118,7 +121,7 @@ static int sort_own(struct hst *h, size_t n, unsigned low, eng_producer produce,
 			return CLS_E_FAIL;
 		populate_parallel(h->words, h->cap * ws, h->c.threads);
 	}
-	return sort_at(h, n, h->words, NULL, low, produce, consume, ctx);
+	return sort_at(h, n, h->words, NULL, low, NULL, produce, consume, ctx);
 }
 
 static int hst_sort(struct engine *e, size_t n, eng_producer produce, eng_consumer consume,
@@ -136,7 +139,8 @@ static int hst_sort_above(struct engine *e, size_t n, unsigned low, eng_producer
 }
 
 static int hst_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
-		       eng_producer produce, eng_consumer consume, void *ctx)
+		       const struct radix_counts *counts, eng_producer produce,
+		       eng_consumer consume, void *ctx)
 {
 	struct hst *h = (struct hst *)e;
 
@@ -147,7 +151,7 @@ static int hst_sort_in(struct engine *e, size_t n, void *words, void *room, unsi
 			 "words' bits from %u up", n, low);
 	else
 		msg_info(2, "host engine: %zu words sorted in place", n);
-	return sort_at(h, n, words, room, low, produce, consume, ctx);
+	return sort_at(h, n, words, room, low, counts, produce, consume, ctx);
 }
 
 static void hst_report(const struct engine *e)

@@ -26,7 +26,9 @@ struct key_type {
 	unsigned width;		/* bytes: 4 or 8 */
 	/* sortable() is a bijection, so bare keys can be sorted without an
 	 * index and turned back into bytes; false for floats, whose NaNs all
-	 * sort as one value. */
+	 * sort as one value.  An invertible type's sortable form is its bits
+	 * but for an exclusive or (with sortable(0)), which keyahead.c and
+	 * packed records (encode.c) rely on. */
 	bool invertible;
 	uint64_t (*sortable)(uint64_t raw);
 	uint64_t (*raw)(uint64_t sortable);	/* only when invertible */

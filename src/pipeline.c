@@ -12,6 +12,7 @@
 #include "device.h"
 #include "encode.h"
 #include "input.h"
+#include "keyahead.h"
 #include "lineahead.h"
 #include "merge.h"
 #include "multidev.h"
@@ -186,12 +187,14 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
  * many records would already run on an OpenCL device, the device is
  * opened while the rest is read (opening NVIDIA's takes a few tenths of
  * a second), the sort taking it once the input is complete; and kv lines
- * are parsed as they come (lineahead.h). */
+ * are parsed as they come (lineahead.h), bare keys sorted on the host
+ * counted (keyahead.h). */
 struct ahead {
 	const struct cls_opts *o;
 	const struct enc_format *f;
 	struct out_writer *out;
 	struct line_ahead *lines;
+	struct key_ahead *keys;
 };
 
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
@@ -203,6 +206,8 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 		dev_open_ahead(spec, a->o->verbose > 0);
 	if (!a->lines && !a->o->header && la_applies(a->f, true))
 		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
+	if (!spec && !a->keys && ka_applies(a->f))
+		a->keys = ka_start(a->f, data, len);
 }
 
 /* The stream has delivered bytes: where the sort will map the output
@@ -214,6 +219,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 	if (!a->o->header && runs_grows_output(a->f, a->out))
 		out_grow(a->out, runs_output_bytes(a->f, bytes, 1));
 	la_grow(a->lines, bytes);
+	ka_grow(a->keys, bytes);
 }
 
 static void stream_leaves(void *ctx)
@@ -221,6 +227,7 @@ static void stream_leaves(void *ctx)
 	const struct ahead *a = ctx;
 
 	la_stop(a->lines);
+	ka_stop(a->keys);
 }
 
 void cls_close_input(struct cls_input *ci)
@@ -311,7 +318,7 @@ int cls_run(const struct cls_opts *o)
 	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
-	struct ahead ahead = { o, &ci.f, &out, NULL };
+	struct ahead ahead = { o, &ci.f, &out, NULL, NULL };
 	const struct in_watch watch = { .large = open_ahead, .grow = stream_grew,
 					.leave = stream_leaves, .ctx = &ahead };
 	const double t0 = now_sec();
@@ -336,8 +343,10 @@ int cls_run(const struct cls_opts *o)
 		}
 		goto out;
 	}
-	if (rc == 0 && !ci.in.files[0].stream)
+	if (rc == 0 && !ci.in.files[0].stream) {
 		ci.f.ahead = ahead.lines;
+		ci.f.key_ahead = ahead.keys;
+	}
 	if (rc == 0 && !o->merge)
 		rc = md_devices(&devs, o);
 	if (rc == 0) {
@@ -368,6 +377,7 @@ out:
 	dev_ahead_done();
 	prog_end();
 	la_free(ahead.lines);
+	ka_free(ahead.keys);
 	cls_close_input(&ci);
 	return rc;
 }

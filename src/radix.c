@@ -11,20 +11,11 @@
 #endif
 
 #include "clsort.h"
+#include "radix_bucket.h"
 #include "util.h"
 
-/* 11-bit digits: three passes for a 32-bit word where bytes take four.
- * Although 2048 buckets cost more per pass than 256, they measured faster
- * from a few thousand words up for 32- and 64-bit words, and about as fast
- * for 128-bit ones. */
-#define DIGIT_BITS 11
-#define RADIX (1u << DIGIT_BITS)
 /* The most passes: 128 bits that all differ. */
 #define MAX_DIGITS ((128 + DIGIT_BITS - 1) / DIGIT_BITS)
-/* Below this insertion sort is about as fast or faster (measured from
- * 128 words for WORD32 to 256 for WORD128): every radix pass pays for all
- * its buckets whatever the words. */
-#define SMALL 256
 /* Below this one thread: each pass is a batch of jobs, and waking threads
  * for small batches costs more than it saves. */
 #define PARALLEL_MIN ((size_t)1 << 16)
@@ -51,11 +42,6 @@
 /* ...and at least this many words are sorted; below it every pass is in
  * the caches anyway. */
 #define BUCKETS_MIN ((size_t)1 << 16)
-/* The first pass's digit there: 1024 buckets measured faster than 2048
- * (from 2^20 to 2^26 words of each kind), 512 about as fast. */
-#define MSD_BITS 10
-/* A bucket's digits: at most DIGIT_BITS wide, at least LOCAL_MIN_BITS. */
-#define LOCAL_MIN_BITS 4
 
 /* Bits [shift, shift + width) of a word, width at most DIGIT_BITS; bit 0
  * is the lowest (WORD128: lo's bits, then hi's). */
@@ -87,15 +73,6 @@ struct radix_job {
 	unsigned char line[RADIX][LINE] __attribute__((aligned(LINE)));
 	unsigned char fill[RADIX], held[RADIX];
 };
-
-/* Bits [b, b + width) of a WORD128 under mask: a digit that starts in lo
- * may end in hi. */
-static inline uint32_t digit128(const struct word128 *w, unsigned b, uint32_t mask)
-{
-	if (b >= 64)
-		return (uint32_t)(w->hi >> (b - 64)) & mask;
-	return (uint32_t)(w->lo >> b | (b ? w->hi << (64 - b) : 0)) & mask;
-}
 
 /* The bits that differ between the block's words show which digits a
  * sort must pass over: the OR and the AND of the block. */
@@ -362,171 +339,6 @@ struct bucket_job {
 	uint32_t count[2][RADIX];	/* buckets hold < 2^32 words */
 };
 
-/* Whether words a and b have the same bits from bit s up. */
-static inline bool same_above32(uint32_t a, uint32_t b, unsigned s)
-{
-	return (a ^ b) >> s == 0;
-}
-
-static inline bool same_above64(uint64_t a, uint64_t b, unsigned s)
-{
-	return (a ^ b) >> s == 0;
-}
-
-static inline bool same_above128(struct word128 a, struct word128 b, unsigned s)
-{
-	if (s >= 64)
-		return (a.hi ^ b.hi) >> (s - 64) == 0;
-	return a.hi == b.hi && (a.lo ^ b.lo) >> s == 0;
-}
-
-/* Whether a's bits from bit s up are below b's (the bits under s take no
- * part in the order of a sort above them, which keeps their words in
- * order). */
-static inline bool less_above32(uint32_t a, uint32_t b, unsigned s)
-{
-	return s < 32 && a >> s < b >> s;
-}
-
-static inline bool less_above64(uint64_t a, uint64_t b, unsigned s)
-{
-	return s < 64 && a >> s < b >> s;
-}
-
-static inline bool less_above128(struct word128 a, struct word128 b, unsigned s)
-{
-	if (s >= 64)
-		return s < 128 && a.hi >> (s - 64) < b.hi >> (s - 64);
-	return a.hi < b.hi || (a.hi == b.hi && a.lo >> s < b.lo >> s);
-}
-
-#define DIGIT(w, b, mask) ((uint32_t)((w) >> (b)) & (mask))
-#define DIGIT128(w, b, mask) digit128(&(w), b, mask)
-
-/* sort_bucket_32, _64 and _128: sort words[0..m) by bits [low, low +
- * bits), stably, with room for m words and counts for two digits; the
- * result ends in words.
- *
- * Two LSD passes on the highest bits first, digits narrower than the
- * first pass's where the bucket is small, so that a pass's counts do not
- * cost more than its words.  Where the bits take more than two digits,
- * the words are then in order but for runs that agree on those two (few,
- * and short, unless the keys are skewed): each run is sorted the same way
- * by the bits below. */
-#define DEFINE_SORT_BUCKET(SUFFIX, T, LESS_ABOVE, DIGIT_, SAME_ABOVE)                   \
-	static void insertion_##SUFFIX(T *a, size_t m, unsigned low)                    \
-	{                                                                               \
-		size_t i, k;                                                            \
-		for (i = 1; i < m; i++) {                                               \
-			const T x = a[i];                                               \
-			for (k = i; k > 0 && LESS_ABOVE(x, a[k - 1], low); k--)         \
-				a[k] = a[k - 1];                                        \
-			a[k] = x;                                                       \
-		}                                                                       \
-	}                                                                               \
-                                                                                        \
-	static void sort_bucket_##SUFFIX(uint32_t (*count)[RADIX], T *words, T *room,   \
-					 size_t m, unsigned low, unsigned bits)         \
-	{                                                                               \
-		T *src = words, *dst = room;                                            \
-		unsigned width = DIGIT_BITS, ndig, base, d;                             \
-		size_t i, v, k;                                                         \
-		uint32_t at, mask;                                                      \
-                                                                                        \
-		if (m < SMALL) {                                                        \
-			insertion_##SUFFIX(words, m, low);                              \
-			return;                                                         \
-		}                                                                       \
-		if (bits == 0)                                                          \
-			return;                                                         \
-		while (width > LOCAL_MIN_BITS && ((size_t)4 << width) > m)              \
-			width--;                                                        \
-		ndig = (bits + width - 1) / width;                                      \
-		if (ndig <= 2)                                                          \
-			width = (bits + ndig - 1) / ndig;                               \
-		else                                                                    \
-			ndig = 2;                                                       \
-		base = bits > ndig * width ? low + bits - ndig * width : low;           \
-		mask = ((uint32_t)1 << width) - 1;                                      \
-		for (d = 0; d < ndig; d++)                                              \
-			memset(count[d], 0, (mask + 1) * sizeof count[0][0]);           \
-		for (i = 0; i < m; i++) {                                               \
-			const T w = words[i];                                           \
-			count[0][DIGIT_(w, base, mask)]++;                              \
-			if (ndig > 1)                                                   \
-				count[1][DIGIT_(w, base + width, mask)]++;              \
-		}                                                                       \
-		for (d = 0; d < ndig; d++) {                                            \
-			uint32_t *const c = count[d];                                   \
-			const unsigned b = base + d * width;                            \
-			for (v = 0; v <= mask && !c[v]; v++)                            \
-				;                                                       \
-			if (c[v] == m) /* one value: the pass would change nothing */   \
-				continue;                                               \
-			for (v = 0, at = 0; v <= mask; v++) {                           \
-				const uint32_t n_ = c[v];                               \
-				c[v] = at;                                              \
-				at += n_;                                               \
-			}                                                               \
-			for (i = 0; i < m; i++) {                                       \
-				const T w = src[i];                                     \
-				dst[c[DIGIT_(w, b, mask)]++] = w;                       \
-			}                                                               \
-			T *const t_ = src;                                              \
-			src = dst;                                                      \
-			dst = t_;                                                       \
-		}                                                                       \
-		if (src != words)                                                       \
-			memcpy(words, src, m * sizeof(T));                              \
-		if (base == low)                                                        \
-			return;                                                         \
-		for (i = 0; i < m; i = k) {                                             \
-			for (k = i + 1; k < m && SAME_ABOVE(words[i], words[k], base); k++) \
-				;                                                       \
-			if (k - i > 1)                                                  \
-				sort_bucket_##SUFFIX(count, words + i, room, k - i, low,    \
-						     base - low);                       \
-		}                                                                       \
-	}
-
-DEFINE_SORT_BUCKET(32, uint32_t, less_above32, DIGIT, same_above32)
-DEFINE_SORT_BUCKET(64, uint64_t, less_above64, DIGIT, same_above64)
-DEFINE_SORT_BUCKET(128, struct word128, less_above128, DIGIT128, same_above128)
-
-/* Insertion sort on the bits from low up, stable: words equal there are
- * never moved past each other. */
-static void insertion_sort(void *words, size_t n, enum word_kind kind, unsigned low)
-{
-	switch (kind) {
-	case WORD32:
-		insertion_32(words, n, low);
-		break;
-	case WORD64:
-		insertion_64(words, n, low);
-		break;
-	case WORD128:
-		insertion_128(words, n, low);
-		break;
-	}
-}
-
-/* sort_bucket_32, _64 or _128, as kind says. */
-static void sort_bucket(enum word_kind kind, uint32_t (*count)[RADIX], void *words, void *room,
-			size_t m, unsigned low, unsigned bits)
-{
-	switch (kind) {
-	case WORD32:
-		sort_bucket_32(count, words, room, m, low, bits);
-		break;
-	case WORD64:
-		sort_bucket_64(count, words, room, m, low, bits);
-		break;
-	case WORD128:
-		sort_bucket_128(count, words, room, m, low, bits);
-		break;
-	}
-}
-
 static void sort_buckets(void *arg)
 {
 	struct bucket_job *j = arg;
@@ -536,7 +348,7 @@ static void sort_buckets(void *arg)
 	for (v = j->vlo; v < j->vhi; v++) {
 		const size_t at = j->start[v], m = j->start[v + 1] - at;
 		if (m <= j->own)
-			sort_bucket(j->r->kind, j->count, (char *)j->r->src + at * ws, j->room, m,
+			rb_sort(j->r->kind, j->count, (char *)j->r->src + at * ws, j->room, m,
 				    j->low, j->bits);
 	}
 }
@@ -653,14 +465,72 @@ static unsigned plan_digits(struct digit *dig, unsigned lo, unsigned top)
 	return ndig;
 }
 
+/* Blocks of c's whole segments to the jobs, each job's OR and AND of its
+ * words c's as well (differ() reads only their exclusive or); false where
+ * there are fewer segments than jobs. */
+static bool take_blocks(struct radix_job *jobs, unsigned threads, size_t n,
+			const struct radix_counts *c)
+{
+	unsigned t;
+
+	if (!c || c->nseg < threads || c->seg * (c->nseg - 1) >= n || c->seg * c->nseg < n)
+		return false;
+	for (t = 0; t < threads; t++) {
+		jobs[t].lo = c->seg * (c->nseg * t / threads);
+		jobs[t].hi = t + 1 < threads ? c->seg * (c->nseg * (t + 1) / threads) : n;
+		jobs[t].any[0] = jobs[t].any[1] = jobs[t].all[1] = 0;
+		jobs[t].all[0] = ~(uint64_t)0;
+	}
+	jobs[0].any[0] = c->differ;
+	jobs[0].all[0] = 0;
+	return true;
+}
+
+/* The jobs' counts of the first pass's digit from c's segments, where c
+ * counted that digit. */
+static bool take_counts(struct radix_job *jobs, unsigned threads, const struct radix *r,
+			const struct radix_counts *c)
+{
+	const size_t values = (size_t)1 << RADIX_MSD_BITS;
+	unsigned t;
+	size_t s, v;
+
+	if (!c->counts || c->shift != r->dig[0].shift || r->dig[0].mask != values - 1)
+		return false;
+	for (t = 0; t < threads; t++) {
+		size_t *const sum = jobs[t].count[0];
+		memset(sum, 0, sizeof jobs[t].count[0]);
+		for (s = jobs[t].lo / c->seg; s * c->seg < jobs[t].hi; s++)
+			for (v = 0; v < values; v++)
+				sum[v ^ c->flip] += c->counts[s * values + v];
+	}
+	return true;
+}
+
+static int sort_words(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
+		      unsigned threads, const struct radix_counts *c, void **sorted);
+
 int radix_sort(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
 	       void **sorted)
 {
-	return radix_sort_above(words, scratch, n, kind, 0, threads, sorted);
+	return sort_words(words, scratch, n, kind, 0, threads, NULL, sorted);
 }
 
 int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
 		     unsigned threads, void **sorted)
+{
+	return sort_words(words, scratch, n, kind, low, threads, NULL, sorted);
+}
+
+int radix_sort_counted(void *words, void *scratch, size_t n, enum word_kind kind, unsigned threads,
+		       const struct radix_counts *c, void **sorted)
+{
+	assert(kind != WORD128);
+	return sort_words(words, scratch, n, kind, 0, threads, c, sorted);
+}
+
+static int sort_words(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
+		      unsigned threads, const struct radix_counts *c, void **sorted)
 {
 	const size_t ws = word_size(kind);
 	struct radix r = { .src = words, .kind = kind };
@@ -674,7 +544,7 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	if (sorted)
 		*sorted = words;
 	if (n < SMALL) {
-		insertion_sort(words, n, kind, low);
+		rb_insertion(words, n, kind, low);
 		return 0;
 	}
 	threads = plan_threads(n, threads);
@@ -690,7 +560,10 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	}
 	/* Only the bits that differ need passes: the high bits of small
 	 * keys and of record indexes are often the same in every word. */
-	run_parallel(span, jobs, sizeof *jobs, threads);
+	if (!take_blocks(jobs, threads, n, c)) {
+		c = NULL;
+		run_parallel(span, jobs, sizeof *jobs, threads);
+	}
 	rc = 0;
 	if (!differ(jobs, threads, &lo, &hi) || hi < low)
 		goto out;
@@ -709,17 +582,18 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
 	 * (where LSD passes would pay for every digit). */
 	if (n < BUCKETS_MIN) {
 		uint32_t counts[2][RADIX];
-		sort_bucket(kind, counts, words, scratch, n, lo, hi + 1 - lo);
+		rb_sort(kind, counts, words, scratch, n, lo, hi + 1 - lo);
 		goto done;
 	}
 	/* The highest bits first: where their buckets are small enough, each
 	 * is sorted on its own in the caches. */
-	r.dig[0].shift = hi + 1 > lo + MSD_BITS ? hi + 1 - MSD_BITS : lo;
+	r.dig[0].shift = hi + 1 > lo + RADIX_MSD_BITS ? hi + 1 - RADIX_MSD_BITS : lo;
 	r.dig[0].mask = ((uint32_t)1 << (hi + 1 - r.dig[0].shift)) - 1;
 	r.first = r.pass = 0;
 	r.last = 1;
 	if (r.dig[0].shift > lo) {
-		run_parallel(count, jobs, sizeof *jobs, threads);
+		if (!c || !take_counts(jobs, threads, &r, c))
+			run_parallel(count, jobs, sizeof *jobs, threads);
 		totals(jobs, threads, 0, sum);
 		rc = sort_msd(&r, jobs, threads, lo, sum, n, words, scratch);
 		r.src = scratch;

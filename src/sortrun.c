@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyahead.h"
 #include "progress.h"
 #include "refine.h"
 #include "util.h"
@@ -384,14 +385,19 @@ static void *output_room(const struct engine *e, struct run_io *io)
  * output's place where that is room for them (output_room), on their bits
  * from low up, and handed to the consumer to; io->in_place while they are
  * made there, where that is the input's (whose pages must then stay).
- * ENG_NO_RECORDS where the engine does not. */
+ * A stream's bare keys come with what the host's sort would read them
+ * for first, counted while they arrived (keyahead.h).  ENG_NO_RECORDS
+ * where the engine does not. */
 static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low, eng_consumer to)
 {
 	void *room = output_room(e, io);
+	struct radix_counts counts;
+	const bool counted = e->host && low == 0 && in != io->b->words &&
+			     ka_counts(io->f->key_ahead, in, io->b->n, io->f->threads, &counts);
 	int rc;
 
 	io->in_place = in != io->b->words;
-	rc = eng_sort_in(e, io->b->n, in, room, low, produce, to, io);
+	rc = eng_sort_in(e, io->b->n, in, room, low, counted ? &counts : NULL, produce, to, io);
 	if (rc == ENG_NO_RECORDS)
 		io->in_place = false;
 	return rc;

@@ -179,6 +179,40 @@ host_as_ref() {
   ! grep -q "sorted in place" "$BATS_TEST_TMPDIR/err" || fail "a file as stdin: in place"
 }
 
+@test "host: bare keys of a pipe counted while they arrive are sorted as refsort sorts them" {
+  local f=$BATS_TEST_TMPDIR/in t n d r msg="segments of 1048576 keys counted while the stream arrived"
+  # Past the first 8 MiB of a stream its keys are counted, in segments of
+  # 2^20 keys, the last one short; sorted keys move the first digit up as
+  # they come, few and equal keys leave the sort none.
+  for t in u32 i32 u64 i64; do
+    for n in 2097155 4194309; do
+      [ "$t" = u32 ] || [ "$n" = 2097155 ] || continue
+      for d in rand sorted reverse few equal; do
+        [ "$t" = u32 ] || [ "$d" = rand ] || [ "$d" = sorted ] || continue
+        "$REFSORT" gen "$t" "$n" "$n" "$d" > "$f"
+        for r in "" -r; do
+          "$REFSORT" sort -k "$t" $r < "$f" > "$BATS_TEST_TMPDIR/want"
+          cat "$f" | "$CLSORT" -d host -vv -k "$t" $r > "$BATS_TEST_TMPDIR/got" 2> "$BATS_TEST_TMPDIR/err"
+          cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" || fail "$n $t keys, $d, $r"
+          grep -q "$msg" "$BATS_TEST_TMPDIR/err" || fail "$n $t keys, $d, $r: $(cat "$BATS_TEST_TMPDIR/err")"
+        done
+      done
+    done
+  done
+  "$REFSORT" gen u32 4194309 5 rand > "$f"
+  "$REFSORT" sort -k u32 < "$f" > "$BATS_TEST_TMPDIR/want"
+  # A writer that pauses past the first segments; three threads.
+  { dd if="$f" bs=1M count=9 status=none; sleep 0.2; dd if="$f" bs=1M skip=9 status=none; } |
+    "$CLSORT" -d host --parallel=3 -k u32 | cmp "$BATS_TEST_TMPDIR/want" -
+  # A stream that leaves its memory once counted from: sorted in runs.
+  cat "$f" | "$CLSORT" -d host -vv --memory 12M -k u32 2> "$BATS_TEST_TMPDIR/err" |
+    cmp "$BATS_TEST_TMPDIR/want" - || fail "--memory 12M: $(cat "$BATS_TEST_TMPDIR/err")"
+  # One thread: none to spare for the count.
+  cat "$f" | "$CLSORT" -d host -vv --parallel=1 -k u32 2> "$BATS_TEST_TMPDIR/err" |
+    cmp "$BATS_TEST_TMPDIR/want" -
+  ! grep -q "$msg" "$BATS_TEST_TMPDIR/err" || fail "--parallel=1 counted"
+}
+
 @test "host: kv lines' words sorted where they were parsed, and back there where the ties need them whole" {
   local f=$BATS_TEST_TMPDIR/kv args
   "$REFSORT" gen-kv 200000 12 > "$f"

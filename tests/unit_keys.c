@@ -382,6 +382,18 @@ static void test_table(void)
 	   "integer types invertible, float types not");
 	ok(T("u32")->raw && T("u64")->decode && T("i32")->decode,
 	   "invertible types have raw() and decode()");
+	for (kt = key_types; kt->name; kt++) {
+		const uint64_t width = kt->width == 4 ? UINT32_MAX : UINT64_MAX;
+		bool is_xor = true;
+		if (!kt->invertible)
+			continue;
+		for (i = 0; i < 1000; i++) {
+			const uint64_t x = rnd() & width;
+			if (kt->sortable(x) != (x ^ kt->sortable(0)))
+				is_xor = false;
+		}
+		ok(is_xor, "%s: sortable form is the bits xor sortable(0)", kt->name);
+	}
 
 	ok(key_mask(T("u32")) == 0xffffffffu && key_mask(T("i32")) == 0xffffffffu &&
 	   key_mask(T("f32")) == 0xffffffffu, "key_mask is 32 ones for 32-bit types");

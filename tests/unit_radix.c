@@ -1,7 +1,8 @@
 /* Unit tests of the host sort (radix.h): radix_sort against qsort, for
  * every word kind, several thread counts, sizes around the insertion sort's
- * and the threads' limits, and data shapes that skip passes or none; and
- * radix_sort_above, which leaves ordered low bits unsorted. */
+ * and the threads' limits, and data shapes that skip passes or none;
+ * radix_sort_above, which leaves ordered low bits unsorted; and
+ * radix_sort_counted, given the counts its first pass would take. */
 #include "config.h"
 
 #include <stdint.h>
@@ -262,6 +263,73 @@ static void check_above_stable(enum word_kind kind, size_t n, unsigned threads)
 	free(in);
 }
 
+/* radix_sort_counted of words that are raw values xor x, given counts of
+ * the raw values in segments of seg words (as keyahead.c takes them): of
+ * the first pass's digit where the words have one, else none; and given
+ * a digit one bit off, which the sort must count again. */
+static void check_counted(enum word_kind kind, size_t n, enum shape shape, size_t seg, uint64_t x)
+{
+	static const unsigned threads[] = { 1, 2, 3, 8 };
+	const size_t ws = word_size(kind), bytes = n * ws, values = (size_t)1 << RADIX_MSD_BITS;
+	const size_t nseg = (n + seg - 1) / seg;
+	void *const in = alloc(bytes), *const want = alloc(bytes), *const got = alloc(bytes);
+	void *const scratch = alloc(bytes);
+	uint32_t *const counts = alloc(nseg * values * sizeof *counts);
+	uint64_t any = 0, all = ~(uint64_t)0, d;
+	struct radix_counts c;
+	unsigned hi = 0, lo = 0, off;
+	size_t i, t;
+
+	fill(in, n, kind, shape);
+	for (i = 0; i < n; i++) {
+		const uint64_t v = kind == WORD32 ? ((uint32_t *)in)[i] : ((uint64_t *)in)[i];
+		any |= v;
+		all &= v;
+	}
+	if (kind == WORD32)
+		all &= UINT32_MAX;
+	d = any ^ all;
+	if (d) {
+		hi = 63 - (unsigned)__builtin_clzll(d);
+		lo = (unsigned)__builtin_ctzll(d);
+	}
+	memcpy(want, in, bytes);
+	qsort(want, n, ws, cmps[kind]);
+	for (off = 0; off < 2; off++) {
+		c.differ = d;
+		c.seg = seg;
+		c.nseg = nseg;
+		c.counts = d && hi + 1 > lo + RADIX_MSD_BITS ? counts : NULL;
+		c.shift = c.counts ? hi + 1 - RADIX_MSD_BITS - off : 0;
+		c.flip = (uint32_t)(x >> c.shift & (values - 1));
+		memset(counts, 0, nseg * values * sizeof *counts);
+		for (i = 0; c.counts && i < n; i++) {
+			const uint64_t raw =
+				(kind == WORD32 ? ((uint32_t *)in)[i] : ((uint64_t *)in)[i]) ^ x;
+			counts[i / seg * values + (raw >> c.shift & (values - 1))]++;
+		}
+		for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+			void *sorted = NULL;
+			int rc;
+			memcpy(got, in, bytes);
+			rc = radix_sort_counted(got, scratch, n, kind, threads[t], &c, &sorted);
+			ok(rc == 0 && (sorted == got || sorted == scratch) &&
+			   memcmp(sorted, want, bytes) == 0,
+			   "counted: %s, %s, n=%zu, segments of %zu, xor %llx, %u thread%s%s: as qsort",
+			   kind_names[kind], shape_names[shape], n, seg, (unsigned long long)x,
+			   threads[t], threads[t] == 1 ? "" : "s",
+			   !c.counts ? ", no digit" : off ? ", a digit one bit off" : "");
+		}
+		if (!c.counts)
+			break;
+	}
+	free(counts);
+	free(scratch);
+	free(got);
+	free(want);
+	free(in);
+}
+
 int main(void)
 {
 	static const size_t sizes[] = {
@@ -291,5 +359,25 @@ int main(void)
 			check_above_stable(kinds[k], sizes[i], 1);
 			check_above_stable(kinds[k], sizes[i], 3);
 		}
+	/* Counted ahead: segments of 2^16 words (fewer than threads below
+	 * 2^19), of 2^20, and the words as unsigned, signed and descending
+	 * keys would have them, in turns. */
+	for (k = 0; k < 2; k++) {
+		static const size_t counted_sizes[] = {
+			0, 1, 300, 65536, 65537, ((size_t)1 << 18) + 5, 3 * ((size_t)1 << 18) + 5,
+			((size_t)1 << 20) + 1, ((size_t)1 << 21) + 3,
+		};
+		static const enum shape counted_shapes[] = { RANDOM, EQUAL, SORTED, FEW_HIGH, TOP_BYTE,
+							     MIDDLE, BOTTOM_BYTE };
+		const uint64_t sign = kinds[k] == WORD32 ? 0x80000000ull : 0x8000000000000000ull;
+		const uint64_t xs[] = { 0, sign, kinds[k] == WORD32 ? UINT32_MAX : UINT64_MAX };
+		size_t j;
+		for (i = 0; i < sizeof counted_sizes / sizeof counted_sizes[0]; i++)
+			for (j = 0; j < sizeof counted_shapes / sizeof counted_shapes[0]; j++)
+				check_counted(kinds[k], counted_sizes[i], counted_shapes[j],
+					      counted_sizes[i] > ((size_t)1 << 20) ? (size_t)1 << 20
+										 : (size_t)1 << 16,
+					      xs[(i + j) % 3]);
+	}
 	return done_testing();
 }
