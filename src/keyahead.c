@@ -8,14 +8,12 @@
 
 #include "util.h"
 
-/* Keys of a segment: 4 or 8 MiB, a few milliseconds of the thread's, and
- * 4 KiB of counts. */
-#define SEG ((size_t)1 << 20)
 #define VALUES ((size_t)1 << RADIX_MSD_BITS)
 
 struct key_ahead {
 	const unsigned char *data;
 	size_t ws;		/* bytes of a key: 4 or 8 */
+	size_t seg;		/* keys of a segment */
 	uint64_t xor;		/* a key's sort word is its bytes xor this */
 	pthread_mutex_t lock;
 	pthread_cond_t bytes;	/* bytes came (where the thread waits), or
@@ -29,7 +27,8 @@ struct key_ahead {
 	pthread_t thread;
 	/* The thread's, read by others once it is joined: */
 	uint64_t any, all;	/* the OR and the AND of the keys counted */
-	bool digit;		/* a digit chosen, and every segment counted on it */
+	bool digit;		/* a digit chosen, and every segment counted on it... */
+	bool stale;		/* ...but those before it moved last */
 	unsigned shift;		/* the digit's */
 	uint32_t *counts;	/* a row of VALUES a segment */
 	size_t counted, cap;	/* segments counted, and rows room */
@@ -101,7 +100,8 @@ static bool room_for(struct key_ahead *a, size_t s)
 
 	if (s < a->cap)
 		return true;
-	cap = a->cap ? 2 * a->cap : 64;
+	for (cap = a->cap ? 2 * a->cap : 64; cap <= s; cap *= 2)
+		;
 	if (!(p = realloc(a->counts, cap * VALUES * sizeof *p)))
 		return false;
 	a->counts = p;
@@ -109,27 +109,32 @@ static bool room_for(struct key_ahead *a, size_t s)
 	return true;
 }
 
-/* Count segment s (keys [s * SEG, end)): where its keys give the sort a
+/* Count segment s (keys [s * seg, end)): where its keys give the sort a
  * first digit, or move it up, on the new digit, and every segment before
- * it again. */
+ * it again; or, where that would make the segments counted again more
+ * than twice those come so far (a highest bit that keeps moving up: keys
+ * that ascend move it up at segments 1, 2, 4, 8 and so on, within that),
+ * those are left stale, for ka_counts to count again on every thread. */
 static bool count_segment(struct key_ahead *a, size_t s, size_t end)
 {
 	unsigned shift;
-	size_t r;
+	size_t r, from;
 
 	if (!room_for(a, s))
 		return false;
-	count_keys(a, s * SEG, end, a->shift, a->counts + s * VALUES, &a->any, &a->all);
+	count_keys(a, s * a->seg, end, a->shift, a->counts + s * VALUES, &a->any, &a->all);
 	/* The highest bit that differs only moves up, the lowest down. */
 	if (digit_of(a->any ^ a->all, &shift) && (!a->digit || shift != a->shift)) {
 		a->shift = shift;
 		a->digit = true;
-		for (r = 0; r <= s; r++) {
+		a->stale = a->stale || a->recounts + s > 2 * (s + 1);
+		from = a->stale ? s : 0;
+		for (r = from; r <= s; r++) {
 			uint64_t any = 0, all = ~(uint64_t)0;
-			count_keys(a, r * SEG, r < s ? (r + 1) * SEG : end, shift,
+			count_keys(a, r * a->seg, r < s ? (r + 1) * a->seg : end, shift,
 				   a->counts + r * VALUES, &any, &all);
 		}
-		a->recounts += s;
+		a->recounts += s - from;
 	}
 	a->counted = s + 1;
 	return true;
@@ -138,7 +143,7 @@ static bool count_segment(struct key_ahead *a, size_t s, size_t end)
 static void *count_main(void *arg)
 {
 	struct key_ahead *a = arg;
-	const size_t seg_bytes = SEG * a->ws;
+	const size_t seg_bytes = a->seg * a->ws;
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
@@ -158,7 +163,7 @@ static void *count_main(void *arg)
 		}
 		pthread_mutex_unlock(&a->lock);
 		t0 = now_sec();
-		ok = count_segment(a, a->counted, (a->counted + 1) * SEG);
+		ok = count_segment(a, a->counted, (a->counted + 1) * a->seg);
 		t0 = now_sec() - t0;
 		pthread_mutex_lock(&a->lock);
 		a->t_count += t0;
@@ -169,14 +174,16 @@ static void *count_main(void *arg)
 	return NULL;
 }
 
-struct key_ahead *ka_start(const struct enc_format *f, const unsigned char *data, size_t len)
+struct key_ahead *ka_start(const struct enc_format *f, const unsigned char *data, size_t len,
+			   size_t seg)
 {
 	struct key_ahead *a;
 
-	if ((uintptr_t)data % 8 || !(a = calloc(1, sizeof *a)))
+	if ((uintptr_t)data % 8 || !seg || !(a = calloc(1, sizeof *a)))
 		return NULL;
 	a->data = data;
 	a->ws = f->kt->width;
+	a->seg = seg;
 	/* Bare keys of an integer type: their sortable form is their bits
 	 * but for an exclusive or (keys.h), the descending one too. */
 	a->xor = f->kt->sortable(0) ^ f->mask;
@@ -236,12 +243,13 @@ struct count_job {
 static void count_job(void *arg)
 {
 	struct count_job *j = arg;
+	const size_t seg = j->a->seg;
 	size_t s;
 
 	j->any = 0;
 	j->all = ~(uint64_t)0;
 	for (s = j->s0; s < j->s1; s++)
-		count_keys(j->a, s * SEG, (s + 1) * SEG < j->n ? (s + 1) * SEG : j->n, j->shift,
+		count_keys(j->a, s * seg, (s + 1) * seg < j->n ? (s + 1) * seg : j->n, j->shift,
 			   j->a->counts + s * VALUES, &j->any, &j->all);
 }
 
@@ -275,13 +283,13 @@ static bool count_rest(struct key_ahead *a, size_t from, size_t to, size_t n, un
 bool ka_counts(struct key_ahead *a, const void *words, size_t n, unsigned threads,
 	       struct radix_counts *c)
 {
-	const size_t segs = (n + SEG - 1) / SEG;
 	unsigned shift;
-	size_t from;
+	size_t segs, from;
 	double t0;
 
 	if (!a || a->left || words != a->data || (uint64_t)n * a->ws != atomic_load(&a->avail))
 		return false;
+	segs = (n + a->seg - 1) / a->seg;
 	/* What the thread has not counted yet, counted on every thread. */
 	join(a);
 	if (a->failed)
@@ -292,8 +300,9 @@ bool ka_counts(struct key_ahead *a, const void *words, size_t n, unsigned thread
 		return false;
 	a->counted = segs;
 	a->tail = segs - from;
-	/* Their keys gave the sort a first digit, or moved it up. */
-	if (digit_of(a->any ^ a->all, &shift) && (!a->digit || shift != a->shift)) {
+	/* Their keys gave the sort a first digit, or moved it up; or the
+	 * thread left segments stale. */
+	if (digit_of(a->any ^ a->all, &shift) && (!a->digit || shift != a->shift || a->stale)) {
 		a->digit = true;
 		a->shift = shift;
 		count_rest(a, 0, segs, n, shift, threads);
@@ -301,7 +310,7 @@ bool ka_counts(struct key_ahead *a, const void *words, size_t n, unsigned thread
 	}
 	a->t_tail = now_sec() - t0;
 	c->differ = a->any ^ a->all;
-	c->seg = SEG;
+	c->seg = a->seg;
 	c->nseg = segs;
 	c->shift = a->shift;
 	c->counts = a->digit ? a->counts : NULL;
@@ -317,7 +326,7 @@ void ka_free(struct key_ahead *a)
 	if (a->counted)
 		msg_info(2, "%zu segments of %zu keys counted while the stream arrived, %.3f "
 			 "thread seconds; %zu after its end in %.3f s; %zu counted again",
-			 a->counted - a->tail, SEG, a->t_count, a->tail, a->t_tail, a->recounts);
+			 a->counted - a->tail, a->seg, a->t_count, a->tail, a->t_tail, a->recounts);
 	pthread_cond_destroy(&a->bytes);
 	pthread_mutex_destroy(&a->lock);
 	free(a->counts);

@@ -24,10 +24,15 @@ struct key_ahead;
  * spare beside the stream's reader. */
 bool ka_applies(const struct enc_format *f);
 
+/* Keys of a stream's segment: 4 or 8 MiB, a few milliseconds of the
+ * thread's, and 4 KiB of counts. */
+#define KA_SEG ((size_t)1 << 20)
+
 /* Start counting the keys of the stream at data, which has len bytes so
- * far.  NULL where the thread cannot start or memory is short (the sort
- * counts them itself). */
-struct key_ahead *ka_start(const struct enc_format *f, const unsigned char *data, size_t len);
+ * far, in segments of seg keys (KA_SEG).  NULL where the thread cannot
+ * start (the sort counts them itself). */
+struct key_ahead *ka_start(const struct enc_format *f, const unsigned char *data, size_t len,
+			   size_t seg);
 
 /* The stream has delivered bytes in all.  Returns at once (on the reading
  * thread); a NULL a is not told. */

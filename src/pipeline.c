@@ -195,6 +195,7 @@ struct ahead {
 	struct out_writer *out;
 	struct line_ahead *lines;
 	struct key_ahead *keys;
+	unsigned streams;	/* streams that passed IN_WATCH_BYTES */
 };
 
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
@@ -204,10 +205,18 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 
 	if (spec)
 		dev_open_ahead(spec, a->o->verbose > 0);
-	if (!a->lines && !a->o->header && la_applies(a->f, true))
+	/* A later stream: the input is several pieces, which no run holds
+	 * whole as one stream's; and the later stream's lengths would be
+	 * taken for the first's. */
+	if (a->streams++) {
+		la_stop(a->lines);
+		ka_stop(a->keys);
+		return;
+	}
+	if (!a->o->header && la_applies(a->f, true))
 		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
-	if (!spec && !a->keys && ka_applies(a->f))
-		a->keys = ka_start(a->f, data, len);
+	if (!spec && ka_applies(a->f))
+		a->keys = ka_start(a->f, data, len, KA_SEG);
 }
 
 /* The stream has delivered bytes: where the sort will map the output
@@ -318,7 +327,7 @@ int cls_run(const struct cls_opts *o)
 	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
-	struct ahead ahead = { o, &ci.f, &out, NULL, NULL };
+	struct ahead ahead = { o, &ci.f, &out, NULL, NULL, 0 };
 	const struct in_watch watch = { .large = open_ahead, .grow = stream_grew,
 					.leave = stream_leaves, .ctx = &ahead };
 	const double t0 = now_sec();

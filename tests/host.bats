@@ -211,6 +211,10 @@ host_as_ref() {
   cat "$f" | "$CLSORT" -d host -vv --parallel=1 -k u32 2> "$BATS_TEST_TMPDIR/err" |
     cmp "$BATS_TEST_TMPDIR/want" -
   ! grep -q "$msg" "$BATS_TEST_TMPDIR/err" || fail "--parallel=1 counted"
+  # Two streams past 8 MiB, the later one longer: one input of two pieces.
+  "$REFSORT" gen u32 2097155 6 rand > "$BATS_TEST_TMPDIR/in2"
+  cat "$BATS_TEST_TMPDIR/in2" "$f" | "$REFSORT" sort -k u32 > "$BATS_TEST_TMPDIR/want"
+  "$CLSORT" -d host -k u32 <(cat "$BATS_TEST_TMPDIR/in2") <(cat "$f") | cmp "$BATS_TEST_TMPDIR/want" -
 }
 
 @test "host: kv lines' words sorted where they were parsed, and back there where the ties need them whole" {
