@@ -43,20 +43,12 @@ bool ka_applies(const struct enc_format *f)
 	return enc_bare_keys(f) && f->threads >= 2;
 }
 
-/* The shift of the sort's first digit for keys that differ in the bits x:
- * their highest RADIX_MSD_BITS that differ, where more than those differ
- * (radix.c); false where the sort takes no such digit. */
+/* The shift of the sort's first digit for keys that differ in the bits x;
+ * false where the sort takes no such digit. */
 static bool digit_of(uint64_t x, unsigned *shift)
 {
-	unsigned hi;
-
-	if (!x)
-		return false;
-	hi = 63 - (unsigned)__builtin_clzll(x);
-	if (hi + 1 <= (unsigned)__builtin_ctzll(x) + RADIX_MSD_BITS)
-		return false;
-	*shift = hi + 1 - RADIX_MSD_BITS;
-	return true;
+	return x && radix_first_digit((unsigned)__builtin_ctzll(x),
+				      63 - (unsigned)__builtin_clzll(x), shift);
 }
 
 /* Keys [lo, hi) of a into row, on digit shift; their OR and AND into

@@ -507,6 +507,14 @@ static bool take_counts(struct radix_job *jobs, unsigned threads, const struct r
 	return true;
 }
 
+bool radix_first_digit(unsigned lo, unsigned hi, unsigned *shift)
+{
+	if (hi + 1 <= lo + RADIX_MSD_BITS)
+		return false;
+	*shift = hi + 1 - RADIX_MSD_BITS;
+	return true;
+}
+
 static int sort_words(void *words, void *scratch, size_t n, enum word_kind kind, unsigned low,
 		      unsigned threads, const struct radix_counts *c, void **sorted);
 
@@ -587,11 +595,10 @@ static int sort_words(void *words, void *scratch, size_t n, enum word_kind kind,
 	}
 	/* The highest bits first: where their buckets are small enough, each
 	 * is sorted on its own in the caches. */
-	r.dig[0].shift = hi + 1 > lo + RADIX_MSD_BITS ? hi + 1 - RADIX_MSD_BITS : lo;
-	r.dig[0].mask = ((uint32_t)1 << (hi + 1 - r.dig[0].shift)) - 1;
-	r.first = r.pass = 0;
-	r.last = 1;
-	if (r.dig[0].shift > lo) {
+	if (radix_first_digit(lo, hi, &r.dig[0].shift)) {
+		r.dig[0].mask = ((uint32_t)1 << RADIX_MSD_BITS) - 1;
+		r.first = r.pass = 0;
+		r.last = 1;
 		if (!c || !take_counts(jobs, threads, &r, c))
 			run_parallel(count, jobs, sizeof *jobs, threads);
 		totals(jobs, threads, 0, sum);

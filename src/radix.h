@@ -6,6 +6,7 @@
 #ifndef CLSORT_RADIX_H
 #define CLSORT_RADIX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "keys.h"
@@ -34,6 +35,12 @@ int radix_sort_above(void *words, void *scratch, size_t n, enum word_kind kind, 
  * kind), 512 about as fast.  It is the highest RADIX_MSD_BITS bits that
  * differ between the words. */
 #define RADIX_MSD_BITS 10
+
+/* Whether words whose differing bits span lo..hi (inclusive) are sorted
+ * first on one digit of RADIX_MSD_BITS bits, the highest that differ, and
+ * that digit's lowest bit in *shift.  They are where more than
+ * RADIX_MSD_BITS bits lie in that span; fewer are sorted by LSD passes. */
+bool radix_first_digit(unsigned lo, unsigned hi, unsigned *shift);
 
 /* What the sort reads the words for before it moves any, taken while they
  * arrived (keyahead.h): the bits in which the words differ, and for each
