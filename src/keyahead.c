@@ -2,10 +2,10 @@
 #include "keyahead.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arriving.h"
 #include "util.h"
 
 #define VALUES ((size_t)1 << RADIX_MSD_BITS)
@@ -16,12 +16,7 @@ struct key_ahead {
 	size_t seg;		/* keys of a segment */
 	uint64_t xor;		/* a key's sort word is its bytes xor this */
 	pthread_mutex_t lock;
-	pthread_cond_t bytes;	/* bytes came (where the thread waits), or
-				 * stop was set */
-	/* Bytes delivered, and whether the thread waits for more: told
-	 * without the lock, so that the reader never waits for it. */
-	_Atomic uint64_t avail;
-	atomic_bool waiting;
+	struct arriving in;	/* the stream's bytes; woken for stop too */
 	bool stop, running;
 	bool left;		/* the stream's bytes left their memory */
 	pthread_t thread;
@@ -139,18 +134,14 @@ static void *count_main(void *arg)
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		const uint64_t avail = atomic_load(&a->avail);
+		const uint64_t avail = arriving_seen(&a->in);
 		double t0;
 		bool ok;
 
 		if (a->stop || a->failed)
 			break;
 		if (avail < (a->counted + 1) * seg_bytes) {
-			atomic_store(&a->waiting, true);
-			/* Bytes that came before the flag was seen. */
-			if (atomic_load(&a->avail) == avail)
-				pthread_cond_wait(&a->bytes, &a->lock);
-			atomic_store(&a->waiting, false);
+			arriving_wait(&a->in, &a->lock, avail);
 			continue;
 		}
 		pthread_mutex_unlock(&a->lock);
@@ -179,10 +170,9 @@ struct key_ahead *ka_start(const struct enc_format *f, const unsigned char *data
 	/* Bare keys of an integer type: their sortable form is their bits
 	 * but for an exclusive or (keys.h), the descending one too. */
 	a->xor = f->kt->sortable(0) ^ f->mask;
-	a->avail = len;
 	a->all = ~(uint64_t)0;
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->bytes, NULL);
+	arriving_init(&a->in, len);
 	a->running = pthread_create(&a->thread, NULL, count_main, a) == 0;
 	if (!a->running) {
 		ka_free(a);
@@ -195,12 +185,7 @@ void ka_grow(struct key_ahead *a, uint64_t bytes)
 {
 	if (!a)
 		return;
-	atomic_store(&a->avail, bytes);
-	if (atomic_load(&a->waiting)) {
-		pthread_mutex_lock(&a->lock);
-		pthread_cond_broadcast(&a->bytes);
-		pthread_mutex_unlock(&a->lock);
-	}
+	arriving_tell(&a->in, &a->lock, bytes);
 }
 
 /* Stop the thread, once it is done with its segment, and join it. */
@@ -208,7 +193,7 @@ static void join(struct key_ahead *a)
 {
 	pthread_mutex_lock(&a->lock);
 	a->stop = true;
-	pthread_cond_broadcast(&a->bytes);
+	arriving_wake(&a->in);
 	pthread_mutex_unlock(&a->lock);
 	if (a->running)
 		pthread_join(a->thread, NULL);
@@ -279,7 +264,7 @@ bool ka_counts(struct key_ahead *a, const void *words, size_t n, unsigned thread
 	size_t segs, from;
 	double t0;
 
-	if (!a || a->left || words != a->data || (uint64_t)n * a->ws != atomic_load(&a->avail))
+	if (!a || a->left || words != a->data || (uint64_t)n * a->ws != arriving_seen(&a->in))
 		return false;
 	segs = (n + a->seg - 1) / a->seg;
 	/* What the thread has not counted yet, counted on every thread. */
@@ -319,7 +304,7 @@ void ka_free(struct key_ahead *a)
 		msg_info(2, "%zu segments of %zu keys counted while the stream arrived, %.3f "
 			 "thread seconds; %zu after its end in %.3f s; %zu counted again",
 			 a->counted - a->tail, a->seg, a->t_count, a->tail, a->t_tail, a->recounts);
-	pthread_cond_destroy(&a->bytes);
+	arriving_destroy(&a->in);
 	pthread_mutex_destroy(&a->lock);
 	free(a->counts);
 	free(a);

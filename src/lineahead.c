@@ -2,11 +2,11 @@
 #include "lineahead.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "arriving.h"
 #include "encode_kv.h"
 #include "util.h"
 
@@ -32,12 +32,8 @@ struct line_ahead {
 	pthread_mutex_t lock;
 	pthread_cond_t change;	/* chunks were counted or parsed, the stream
 				 * ended, or stop was set */
-	pthread_cond_t bytes;	/* for the counter: bytes came (where it
-				 * waits), the stream ended, or stop was set */
-	/* Bytes delivered, and whether the counter waits for more: told
-	 * without the lock, so that the reader never waits for it. */
-	_Atomic uint64_t avail;
-	atomic_bool waiting;
+	struct arriving in;	/* the stream's bytes, for the counter; woken
+				 * too where the stream ended or stop was set */
 	uint64_t size;		/* once ended: the stream's length */
 	bool whole;		/* the input was whole from the start (a file) */
 	bool ended, stop, failed, counted, joined, adopted;
@@ -103,13 +99,13 @@ static void unreserve(struct line_ahead *a)
 	enc_free_keys(&a->b);
 }
 
-/* The end of the chunk that starts at a->at, with the lock held: past the
- * first line end CHUNK bytes on, or the stream's end; NULL while neither
- * has come. */
-static const char *chunk_end(const struct line_ahead *a)
+/* The end of the chunk that starts at a->at, with the lock held and avail
+ * bytes delivered: past the first line end CHUNK bytes on, or the stream's
+ * end; NULL while neither has come. */
+static const char *chunk_end(const struct line_ahead *a, uint64_t avail)
 {
 	const char *p = a->data + a->at, *nl;
-	const uint64_t have = (a->ended ? a->size : atomic_load(&a->avail)) - a->at;
+	const uint64_t have = (a->ended ? a->size : avail) - a->at;
 
 	if (have <= CHUNK)
 		return a->ended ? p + have : NULL;
@@ -124,18 +120,13 @@ static void *count_main(void *arg)
 
 	pthread_mutex_lock(&a->lock);
 	while (!a->stop && !a->failed && !(a->ended && a->at == a->size)) {
-		const char *p = a->data + a->at, *end = chunk_end(a);
+		const uint64_t avail = arriving_seen(&a->in);
+		const char *p = a->data + a->at, *end = chunk_end(a, avail);
 		double t0;
 		size_t n;
 
 		if (!end) {
-			/* la_grow wakes it only where it sees it waiting,
-			 * after the bytes it tells of: looked at again once
-			 * it says so. */
-			atomic_store(&a->waiting, true);
-			if (!chunk_end(a))
-				pthread_cond_wait(&a->bytes, &a->lock);
-			atomic_store(&a->waiting, false);
+			arriving_wait(&a->in, &a->lock, avail);
 			continue;
 		}
 		pthread_mutex_unlock(&a->lock);
@@ -230,7 +221,7 @@ static void end_at(struct line_ahead *a, uint64_t size)
 	a->size = size;
 	a->t_ended = now_sec();
 	pthread_cond_broadcast(&a->change);
-	pthread_cond_broadcast(&a->bytes);
+	arriving_wake(&a->in);
 }
 
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
@@ -245,11 +236,10 @@ struct line_ahead *la_start(const struct enc_format *f, const unsigned char *dat
 		return NULL;
 	a->f = f;
 	a->data = (const char *)data;
-	a->avail = len;
 	a->whole = whole != 0;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->change, NULL);
-	pthread_cond_init(&a->bytes, NULL);
+	arriving_init(&a->in, len);
 	if (whole)
 		end_at(a, len);
 	a->cap = (size_t)max_lines;
@@ -280,12 +270,7 @@ void la_grow(struct line_ahead *a, uint64_t bytes)
 {
 	if (!a)
 		return;
-	atomic_store(&a->avail, bytes);
-	if (atomic_load(&a->waiting)) {
-		pthread_mutex_lock(&a->lock);
-		pthread_cond_broadcast(&a->bytes);
-		pthread_mutex_unlock(&a->lock);
-	}
+	arriving_tell(&a->in, &a->lock, bytes);
 }
 
 void la_stop(struct line_ahead *a)
@@ -295,7 +280,7 @@ void la_stop(struct line_ahead *a)
 	pthread_mutex_lock(&a->lock);
 	a->stop = true;
 	pthread_cond_broadcast(&a->change);
-	pthread_cond_broadcast(&a->bytes);
+	arriving_wake(&a->in);
 	pthread_mutex_unlock(&a->lock);
 	join_all(a);
 }
@@ -391,6 +376,6 @@ void la_free(struct line_ahead *a)
 	free(a->q);
 	pthread_mutex_destroy(&a->lock);
 	pthread_cond_destroy(&a->change);
-	pthread_cond_destroy(&a->bytes);
+	arriving_destroy(&a->in);
 	free(a);
 }
