@@ -188,7 +188,11 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
  * opened while the rest is read (opening NVIDIA's takes a few tenths of
  * a second), the sort taking it once the input is complete; and kv lines
  * are parsed as they come (lineahead.h), bare keys sorted on the host
- * counted (keyahead.h). */
+ * counted (keyahead.h).  Where the host would sort that many, the choice
+ * is looked at again each time the stream has doubled: auto tries the
+ * host on inputs its rates do not cover up to a size (threshold.h), and
+ * a stream past it would otherwise open its device only after its last
+ * byte. */
 struct ahead {
 	const struct cls_opts *o;
 	const struct enc_format *f;
@@ -196,21 +200,30 @@ struct ahead {
 	struct line_ahead *lines;
 	struct key_ahead *keys;
 	unsigned streams;	/* streams that passed IN_WATCH_BYTES */
+	uint64_t first_bytes, first_records;	/* at IN_WATCH_BYTES */
+	uint64_t look_at;	/* the length of the next look; 0: none */
 };
 
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 {
 	struct ahead *a = ctx;
-	const char *spec = runs_device(a->o, a->f, enc_count_records(a->f, data, len));
+	const uint64_t records = enc_count_records(a->f, data, len);
+	const char *spec = runs_device(a->o, a->f, records);
 
 	if (spec)
 		dev_open_ahead(spec, a->o->verbose > 0);
+	if (!a->streams) {
+		a->first_bytes = len;
+		a->first_records = records;
+		a->look_at = spec ? 0 : 2 * (uint64_t)len;
+	}
 	/* A later stream: the input is several pieces, which no run holds
 	 * whole as one stream's; and the later stream's lengths would be
 	 * taken for the first's. */
 	if (a->streams++) {
 		la_stop(a->lines);
 		ka_stop(a->keys);
+		a->look_at = 0;
 		return;
 	}
 	if (!a->o->header && la_applies(a->f, true))
@@ -220,11 +233,22 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 }
 
 /* The stream has delivered bytes: where the sort will map the output
- * (and no header line goes before it), its room is taken meanwhile. */
+ * (and no header line goes before it), its room is taken meanwhile; the
+ * device looked at again (its records taken as the first bytes' were:
+ * counting lines would slow the reader). */
 static void stream_grew(void *ctx, uint64_t bytes)
 {
-	const struct ahead *a = ctx;
+	struct ahead *a = ctx;
 
+	if (a->look_at && bytes >= a->look_at) {
+		const uint64_t records =
+			(uint64_t)((double)a->first_records * ((double)bytes / (double)a->first_bytes));
+		const char *spec = runs_device(a->o, a->f, records);
+
+		a->look_at = spec ? 0 : 2 * bytes;
+		if (spec)
+			dev_open_ahead(spec, a->o->verbose > 0);
+	}
 	if (!a->o->header && runs_grows_output(a->f, a->out))
 		out_grow(a->out, runs_output_bytes(a->f, bytes, 1));
 	la_grow(a->lines, bytes);
@@ -327,7 +351,7 @@ int cls_run(const struct cls_opts *o)
 	struct cls_input ci;
 	struct out_writer out;
 	struct md_devices devs = { NULL, 0, false };
-	struct ahead ahead = { o, &ci.f, &out, NULL, NULL, 0 };
+	struct ahead ahead = { .o = o, .f = &ci.f, .out = &out };
 	const struct in_watch watch = { .large = open_ahead, .grow = stream_grew,
 					.leave = stream_leaves, .ctx = &ahead };
 	const double t0 = now_sec();

@@ -117,6 +117,29 @@ pipe_same_as_file() {
   cmp "$T/want" "$T/got"
 }
 
+@test "auto opens the device while a pipe is read once the stream outgrows the host's share" {
+  # 5000000 u32 keys (20 MB): the host's at 8 MiB (2097152 keys), the
+  # device's once the stream has doubled past 3000000 keys.
+  "$REFSORT" gen u32 5000000 26 > "$T/u32"
+  "$CLSORT" -d host "$T/u32" > "$T/want.u32"
+  cat "$T/u32" | "$CLSORT" --host-threshold=3000000 -vv > "$T/got" 2> "$T/err"
+  cmp "$T/want.u32" "$T/got"
+  grep -q 'device opened in [0-9.]* s while the input was read' "$T/err" ||
+    fail "no device opened ahead: $(cat "$T/err")"
+  grep -q '5000000 records: sorting on .*\[' "$T/err" || fail "not sorted on the device: $(cat "$T/err")"
+  # kv lines: the stream's records taken from its first 8 MiB's lines.
+  "$REFSORT" gen-kv 700000 27 > "$T/kv"
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  cat "$T/kv" | "$CLSORT" -f kv --host-threshold=500000 -vv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'device opened in [0-9.]* s while the input was read' "$T/err" ||
+    fail "kv: no device opened ahead: $(cat "$T/err")"
+  # A stream the host keeps: no device opened.
+  cat "$T/u32" | "$CLSORT" --host-threshold=30000000 -vv > "$T/got" 2> "$T/err"
+  cmp "$T/want.u32" "$T/got"
+  ! grep -q 'device opened' "$T/err" || fail "a device opened for the host's sort: $(cat "$T/err")"
+}
+
 @test "a device that cannot be opened while a pipe is read: one message, no output" {
   "$REFSORT" gen u32 3000000 25 > "$T/u32"
   OCL_ICD_VENDORS="$T" run --separate-stderr "$CLSORT" "${DEV[@]}" -o "$T/got" < <(cat "$T/u32")
