@@ -159,16 +159,33 @@ void clb_instance_close(int slot)
 	pthread_mutex_unlock(&open_lock);
 }
 
+/* The kernels' names, for -vv's account of a build. */
+static void name_list(const char *const *names, size_t n, char *list, size_t size)
+{
+	size_t i, len = 0;
+
+	assert(n <= CLB_MAX_KERNELS);
+	list[0] = '\0';
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, size - len, "%s%s", i ? " " : "", names[i]);
+}
+
+void clb_build_early(struct dev_ctx *d, const struct clb_job *j)
+{
+	char list[CLB_MAX_KERNELS * 24];
+
+	name_list(j->names, j->n, list, sizeof list);
+	dev_build_early(d, j->options, list);
+}
+
 int clb_build(struct dev_ctx *d, const char *options, const char *const *names, size_t n,
 	      cl_program *prog, cl_kernel *kernels)
 {
-	char list[CLB_MAX_KERNELS * 24] = "";
-	size_t i, len = 0;
+	char list[CLB_MAX_KERNELS * 24];
+	size_t i;
 	double t0;
 
-	assert(n <= CLB_MAX_KERNELS);
-	for (i = 0; i < n; i++)
-		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? " " : "", names[i]);
+	name_list(names, n, list, sizeof list);
 	*prog = NULL;
 	if (dev_build(d, options, list, prog))
 		return CLS_E_FAIL;

@@ -80,6 +80,10 @@ struct clb_job {
  * those choosing its kernels) and its kernels' names. */
 void clb_sort_program(const struct clb_shape *s, const char *base, struct clb_job *j);
 
+/* Build j's program (options, names and n set) on d now, for the clb_build
+ * with the same options that will follow (dev_build_early). */
+void clb_build_early(struct dev_ctx *d, const struct clb_job *j);
+
 /* Start building j's program (j->d, options, names and n set) on a
  * thread, or build it at once where no thread starts. */
 void clb_start(struct clb_job *j);

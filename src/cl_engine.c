@@ -31,11 +31,60 @@ static bool radix_for(const struct cle *e, size_t n)
  * that has words to sort, so that an input with none never touches
  * OpenCL.  Once: a failure is kept for every later call.  0 or CLS_E_FAIL
  * after a message. */
+/* The shape of c's words on d, into sh, and the options of every program
+ * of an engine that is instance on the device (clb_instance_open). */
+static void base_options(const struct dev_ctx *d, const struct eng_config *c, unsigned instance,
+			 struct clb_shape *sh, char *options, size_t size)
+{
+	const char *extra = getenv("CLSORT_CL_OPTIONS");
+	char instance_opt[32] = "";
+
+	clb_choose_shape(d, word_size(c->kind), c->local == CLS_LOCAL_MERGE, sh);
+	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
+	 * they chose not to unroll, straight to our stderr; errors still fail
+	 * the build with its log. */
+	if (instance)
+		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
+	snprintf(options, size,
+		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
+		 sh->wsize * 8, sh->wg, sh->ept, clb_log2(sh->wg), clb_log2(sh->ept), sh->merge_items,
+		 instance_opt, extra ? extra : "");
+}
+
+/* The program a large run sorts with on d (cle_start's choice where the
+ * run has RADIX_MIN words or more), built where the device was opened
+ * ahead, as the first engine on it.  Only where clsort's cache does not
+ * hold it already (loading it takes the sort a few milliseconds). */
+static void build_early(struct dev_ctx *d, void *arg)
+{
+	const struct eng_config *c = arg;
+	struct clb_shape sh;
+	char options[sizeof ((struct cle *)0)->options];
+	struct clb_job j;
+
+	base_options(d, c, 0, &sh, options, sizeof options);
+	if (clr_wanted(c->devsort, d, SIZE_MAX, true)) {
+		struct clr r;
+		clr_init(&r, d, sh.wsize, options);
+		clr_program(&r, &j);
+	} else {
+		clb_sort_program(&sh, options, &j);
+	}
+	if (!dev_cached(d, j.options))
+		clb_build_early(d, &j);
+}
+
+void cle_open_ahead(const struct eng_config *c)
+{
+	static struct eng_config config;
+
+	config = *c;
+	dev_open_ahead(c->device, c->profiling, build_early, &config);
+}
+
 int cle_start(struct cle *e, size_t n)
 {
 	struct dev_ctx *d = e->dev;
-	const char *extra = getenv("CLSORT_CL_OPTIONS");
-	char instance_opt[32] = "";
 	unsigned instance;
 	cl_int err;
 
@@ -49,22 +98,13 @@ int cle_start(struct cle *e, size_t n)
 	e->base.t_ahead = d->t_ahead;
 	e->open_slot = clb_instance_open(d->device, &instance);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
-	clb_choose_shape(d, e->sh.wsize, e->c.local == CLS_LOCAL_MERGE, &e->sh);
+	base_options(d, &e->c, instance, &e->sh, e->options, sizeof e->options);
 	e->xfer = clCreateCommandQueue(d->context, d->device,
 				       d->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
 	if (!e->xfer)
 		return dev_fail("cannot create an OpenCL command queue", err);
 	stg_init(&e->stg, d, e->xfer, e->sh.wsize, e->sh.tile);
 	clg_init(&e->gather, d, e->sh.wsize);
-	/* -w: some compilers (PoCL's) print optimizer notes, such as loops
-	 * they chose not to unroll, straight to our stderr; errors still fail
-	 * the build with its log. */
-	if (instance)
-		snprintf(instance_opt, sizeof instance_opt, " -DINSTANCE=%u", instance);
-	snprintf(e->options, sizeof e->options,
-		 "-w -DWORD_BITS=%zu -DWG=%zu -DEPT=%zu -DLOG_WG=%u -DLOG_EPT=%u -DMERGE_ITEMS=%zu%s %s",
-		 e->sh.wsize * 8, e->sh.wg, e->sh.ept, clb_log2(e->sh.wg), clb_log2(e->sh.ept), e->sh.merge_items,
-		 instance_opt, extra ? extra : "");
 	if (e->sh.global_merge)
 		msg_info(2, "%zu-bit words: tiles of %zu (work-group %zu x %zu), %s tile kernel, "
 			 "global merge-path passes of %zu words per work-item", e->sh.wsize * 8, e->sh.tile,

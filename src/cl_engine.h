@@ -15,4 +15,10 @@
  * message. */
 int cle_open(struct engine **e, const struct eng_config *c);
 
+/* Start opening c's device on a thread of its own while the input is
+ * read (dev_open_ahead), for the cle_open of the same config that will
+ * follow; once it is open, the program a large sort of c's words runs is
+ * built there too, for the sort to take. */
+void cle_open_ahead(const struct eng_config *c);
+
 #endif

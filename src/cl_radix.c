@@ -125,18 +125,23 @@ void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base)
 		 clb_log2(items), r->match ? " -DRADIX_MATCH" : "");
 }
 
-void clr_start(struct clr *r)
+void clr_program(const struct clr *r, struct clb_job *j)
 {
 	size_t i;
 
+	j->d = r->d;
+	snprintf(j->options, sizeof j->options, "%s", r->options);
+	for (i = 0; i < CLR_NKERNELS; i++)
+		j->names[i] = kernel_names[i];
+	j->n = CLR_NKERNELS;
+}
+
+void clr_start(struct clr *r)
+{
 	if (r->started)
 		return;
 	r->started = true;
-	r->job.d = r->d;
-	snprintf(r->job.options, sizeof r->job.options, "%s", r->options);
-	for (i = 0; i < CLR_NKERNELS; i++)
-		r->job.names[i] = kernel_names[i];
-	r->job.n = CLR_NKERNELS;
+	clr_program(r, &r->job);
 	clb_start(&r->job);
 	r->building = true;
 }

@@ -45,6 +45,9 @@ void clr_init(struct clr *r, struct dev_ctx *d, size_t wsize, const char *base);
  * (networks_built) or not; n = SIZE_MAX: whether any run may go. */
 bool clr_wanted(enum cls_devsort how, const struct dev_ctx *d, size_t n, bool networks_built);
 
+/* The program the sort runs, its options and kernels, into j (not built). */
+void clr_program(const struct clr *r, struct clb_job *j);
+
 /* Start building the program on a thread, once. */
 void clr_start(struct clr *r);
 

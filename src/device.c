@@ -443,6 +443,8 @@ static struct {
 	struct dev_ctx d;
 	int rc;
 	double t_open;
+	void (*then)(struct dev_ctx *, void *);
+	void *arg;
 } ahead;
 
 static void *ahead_main(void *arg)
@@ -451,10 +453,13 @@ static void *ahead_main(void *arg)
 	(void)arg;
 	ahead.rc = open_now(&ahead.d, ahead.spec, ahead.profiling);
 	ahead.t_open = now_sec() - t0;
+	if (ahead.rc == 0 && ahead.then)
+		ahead.then(&ahead.d, ahead.arg);
 	return NULL;
 }
 
-void dev_open_ahead(const char *spec, bool profiling)
+void dev_open_ahead(const char *spec, bool profiling, void (*then)(struct dev_ctx *, void *),
+		    void *arg)
 {
 	static bool tried;
 
@@ -463,6 +468,8 @@ void dev_open_ahead(const char *spec, bool profiling)
 	tried = true;
 	strcpy(ahead.spec, spec);
 	ahead.profiling = profiling;
+	ahead.then = then;
+	ahead.arg = arg;
 	ahead.running = pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0;
 }
 
@@ -508,6 +515,9 @@ void dev_ahead_done(void)
 
 void dev_close(struct dev_ctx *d)
 {
+	if (d->early)
+		clReleaseProgram(d->early);
+	d->early = NULL;
 	if (d->queue)
 		clReleaseCommandQueue(d->queue);
 	if (d->context)
@@ -712,7 +722,33 @@ bool dev_cached(const struct dev_ctx *d, const char *options)
 	return found;
 }
 
+static int build(struct dev_ctx *d, const char *options, const char *what, bool quiet,
+		 cl_program *program);
+
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
+{
+	if (d->early && !strcmp(d->early_options, options)) {
+		msg_info(2, "program built while the input was read: %s", what);
+		*program = d->early;
+		d->early = NULL;
+		return 0;
+	}
+	return build(d, options, what, false, program);
+}
+
+void dev_build_early(struct dev_ctx *d, const char *options, const char *what)
+{
+	if (d->early || strlen(options) >= sizeof d->early_options)
+		return;
+	if (build(d, options, what, true, &d->early) == 0)
+		strcpy(d->early_options, options);
+	else
+		d->early = NULL;
+}
+
+/* dev_build but for d->early; quiet: no message where it fails. */
+static int build(struct dev_ctx *d, const char *options, const char *what, bool quiet,
+		 cl_program *program)
 {
 	const char *texts[16];
 	size_t lens[16], count, i;
@@ -737,10 +773,15 @@ int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_progr
 	}
 	prog = clCreateProgramWithSource(d->context, (cl_uint)count, texts, lens, &err);
 	if (!prog) {
-		dev_fail("cannot create the OpenCL program", err);
+		if (!quiet)
+			dev_fail("cannot create the OpenCL program", err);
 		goto out;
 	}
 	err = clBuildProgram(prog, 1, &d->device, options, NULL, NULL);
+	if (err != CL_SUCCESS && quiet) {
+		clReleaseProgram(prog);
+		goto out;
+	}
 	if (err != CL_SUCCESS) {
 		size_t size = 0;
 		char *log;

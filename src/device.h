@@ -46,6 +46,10 @@ struct dev_ctx {
 	unsigned pi, di;	/* indices, as -L prints them */
 	double t_build;		/* seconds spent building programs the cache did not have */
 	double t_ahead;		/* seconds dev_open_ahead spent opening it, or 0 */
+	/* A program dev_build_early built, for the dev_build with the same
+	 * options that takes it; NULL where none waits. */
+	cl_program early;
+	char early_options[768];
 };
 
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */
@@ -65,20 +69,30 @@ void dev_close(struct dev_ctx *d);
 /* Start opening the device spec selects on a thread of its own (once a
  * process), for the dev_open with the same spec and profiling that will
  * follow: it takes that device, or the failure and its message.  For a
- * device opened while the input is still being read. */
-void dev_open_ahead(const char *spec, bool profiling);
+ * device opened while the input is still being read.  Once it is open,
+ * then (may be NULL) is called on the same thread with it and arg: to
+ * build there what the sort will run (dev_build_early). */
+void dev_open_ahead(const char *spec, bool profiling, void (*then)(struct dev_ctx *, void *),
+		    void *arg);
 /* Close what dev_open_ahead opened where no dev_open took it. */
 void dev_ahead_done(void);
 /* Whether dev_open_ahead has a device opening or open for a dev_open to
  * take. */
 bool dev_ahead_pending(void);
 
-/* Build the embedded kernels with the given options, from the binary cache
- * when an entry for this source, options, clsort version, platform, device
- * and driver exists and loads, else into it; what (the kernels it holds)
- * names the program in -vv's account of the cost.  0 or CLS_E_FAIL after
- * printing the build log. */
+/* Build the embedded kernels with the given options: the program
+ * dev_build_early built with them where one waits, else from the binary
+ * cache when an entry for this source, options, clsort version, platform,
+ * device and driver exists and loads, else into it; what (the kernels it
+ * holds) names the program in -vv's account of the cost.  0 or CLS_E_FAIL
+ * after printing the build log. */
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program);
+
+/* dev_build ahead of the sort, into d->early for the dev_build with the
+ * same options that will follow (once a context: a program already
+ * waiting stays).  A failure is left for that dev_build to meet again and
+ * report. */
+void dev_build_early(struct dev_ctx *d, const char *options, const char *what);
 
 /* Whether the binary cache has an entry for the program dev_build would
  * build with options (it may still fail to load); false where the driver

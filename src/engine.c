@@ -19,6 +19,12 @@ int eng_open(struct engine **e, const struct eng_config *c)
 	return eng_is_host(c->device) ? hst_open(e, c) : cle_open(e, c);
 }
 
+void eng_open_ahead(const struct eng_config *c)
+{
+	if (!eng_is_host(c->device))
+		cle_open_ahead(c);
+}
+
 int eng_capacity(struct engine *e, size_t want, size_t *cap)
 {
 	return e->ops->capacity(e, want, cap);

@@ -100,6 +100,11 @@ bool eng_is_host(const char *spec);
  * sort (cl_engine.h).  0 or CLS_E_FAIL after a message. */
 int eng_open(struct engine **e, const struct eng_config *c);
 
+/* While the input is read: start opening c->device on a thread of its
+ * own for the eng_open of the same config that will follow, and building
+ * there what its sort will run (cl_engine.h).  Nothing for the host. */
+void eng_open_ahead(const struct eng_config *c);
+
 /* Make room for runs of up to want words (want >= 1), within the engine's
  * budget (device memory, -S, host memory), and set *cap to the most words
  * a run may hold, 1 to want.  0 or CLS_E_FAIL after a message. */

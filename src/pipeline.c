@@ -11,6 +11,7 @@
 #include "check.h"
 #include "device.h"
 #include "encode.h"
+#include "engine.h"
 #include "input.h"
 #include "keyahead.h"
 #include "lineahead.h"
@@ -204,6 +205,15 @@ struct ahead {
 	uint64_t look_at;	/* the length of the next look; 0: none */
 };
 
+/* The device spec names, opened for the sort while the stream is read. */
+static void open_device(const struct ahead *a, const char *spec)
+{
+	struct eng_config c;
+
+	runs_config(a->o, a->f, spec, &c);
+	eng_open_ahead(&c);
+}
+
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 {
 	struct ahead *a = ctx;
@@ -211,7 +221,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 	const char *spec = runs_device(a->o, a->f, records);
 
 	if (spec)
-		dev_open_ahead(spec, a->o->verbose > 0);
+		open_device(a, spec);
 	if (!a->streams) {
 		a->first_bytes = len;
 		a->first_records = records;
@@ -247,7 +257,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 
 		a->look_at = spec ? 0 : 2 * bytes;
 		if (spec)
-			dev_open_ahead(spec, a->o->verbose > 0);
+			open_device(a, spec);
 	}
 	if (!a->o->header && runs_grows_output(a->f, a->out))
 		out_grow(a->out, runs_output_bytes(a->f, bytes, 1));

@@ -84,6 +84,9 @@ pipe_same_as_file() {
   cmp "$T/want" "$T/got" || fail "clsort $*: the pipe's sort differs from the file's"
   grep -q 'device opened in [0-9.]* s while the input was read' "$T/err" ||
     fail "clsort $*: no device opened ahead: $(cat "$T/err")"
+  # Its program built there too, unless clsort's cache had it.
+  grep -q -e 'program built while the input was read' -e 'program loaded from cache' "$T/err" ||
+    fail "clsort $*: the program was built after the read: $(cat "$T/err")"
   # Standard output into a file is mapped; with no device start left to
   # hide a fault-in ahead under, the copies fault its pages in.
   grep -q 'writing standard output through a shared mapping of [0-9]* bytes, its pages faulted in as they are written' \
