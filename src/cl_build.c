@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clsort.h"
+#include "devbuild.h"
 #include "util.h"
 
 unsigned clb_log2(size_t v)

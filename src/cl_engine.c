@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cl_engine_priv.h"
+#include "devbuild.h"
 #include "util.h"
 
 static const struct eng_ops cle_ops;

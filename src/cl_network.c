@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clsort.h"
+#include "devbuild.h"
 #include "util.h"
 
 /* Work-items of a global bitonic pass's work-group. */

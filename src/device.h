@@ -80,25 +80,6 @@ void dev_ahead_done(void);
  * take. */
 bool dev_ahead_pending(void);
 
-/* Build the embedded kernels with the given options: the program
- * dev_build_early built with them where one waits, else from the binary
- * cache when an entry for this source, options, clsort version, platform,
- * device and driver exists and loads, else into it; what (the kernels it
- * holds) names the program in -vv's account of the cost.  0 or CLS_E_FAIL
- * after printing the build log. */
-int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program);
-
-/* dev_build ahead of the sort, into d->early for the dev_build with the
- * same options that will follow (once a context: a program already
- * waiting stays).  A failure is left for that dev_build to meet again and
- * report. */
-void dev_build_early(struct dev_ctx *d, const char *options, const char *what);
-
-/* Whether the binary cache has an entry for the program dev_build would
- * build with options (it may still fail to load); false where the driver
- * caches compiled kernels itself, which clsort's cache leaves to it. */
-bool dev_cached(const struct dev_ctx *d, const char *options);
-
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */
 int dev_fail(const char *what, cl_int err);
 

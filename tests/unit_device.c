@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cl_radix.h"
-#include "device.h"
+#include "devbuild.h"
 #include "tap.h"
 
 static void kind_is(const char *text, enum dev_spec_kind kind)
@@ -113,9 +113,50 @@ static void cache_entries(void)
 		ok(0, "%s", cmd);
 }
 
+/* dev_build_early's program is the one dev_build with its options takes,
+ * once; other options and a later build are built as usual. */
+static void early_build(void)
+{
+	const char *opts = "-w -DWORD_BITS=32 -DWG=64 -DEPT=4 -DLOG_WG=6 -DLOG_EPT=2 -DMERGE_ITEMS=8";
+	struct dev_ctx d;
+	struct clr r;
+	cl_program p = NULL, q = NULL, early;
+
+	setenv("CLSORT_NO_CACHE", "1", 1);
+	setenv("POCL_KERNEL_CACHE", "0", 1);
+	if (dev_open(&d, "cpu", false)) {
+		skip("no OpenCL CPU device");
+		unsetenv("CLSORT_NO_CACHE");
+		return;
+	}
+	clr_init(&r, &d, 4, opts);
+	ok(d.early == NULL, "a device opened has no program built early");
+	dev_build_early(&d, r.options, "radix");
+	ok(d.early != NULL && !strcmp(d.early_options, r.options), "the program is built early");
+	early = d.early;
+	ok(dev_build(&d, opts, "not radix", &p) == 0 && p != early && d.early == early,
+	   "other options: built anew, the early program left waiting");
+	ok(dev_build(&d, r.options, "radix", &q) == 0 && q == early && d.early == NULL,
+	   "the same options: the early program taken");
+	dev_build_early(&d, "-w -DWORD_BITS=32 -DNO_SUCH_OPTION -DWG=", "broken");
+	ok(d.early == NULL, "an early build that fails leaves nothing waiting");
+	if (p)
+		clReleaseProgram(p);
+	if (q)
+		clReleaseProgram(q);
+	dev_build_early(&d, r.options, "radix");
+	ok(d.early != NULL, "built early again");
+	dev_close(&d);
+	ok(d.early == NULL, "dev_close releases a program nobody took");
+	unsetenv("CLSORT_NO_CACHE");
+}
+
 int main(void)
 {
 	devsort_choice();
+	/* Before cache_entries: after it, PoCL 3.1 failed to build the same
+	 * radix program again in a context of its own. */
+	early_build();
 	cache_entries();
 	kind_is("auto", DEV_AUTO);
 	kind_is("AUTO", DEV_AUTO);
