@@ -431,6 +431,8 @@ static int open_now(struct dev_ctx *d, const char *spec_text, bool profiling)
 /* The device dev_open_ahead opens, until dev_open takes it or
  * dev_ahead_done closes it. */
 static struct {
+	bool tried;		/* opened ahead once, or a device opened already
+				 * (a stream sorted in runs as it is read) */
 	bool running;		/* the thread, not joined yet */
 	pthread_t thread;
 	char spec[256];
@@ -456,11 +458,9 @@ static void *ahead_main(void *arg)
 void dev_open_ahead(const char *spec, bool profiling, void (*then)(struct dev_ctx *, void *),
 		    void *arg)
 {
-	static bool tried;
-
-	if (tried || strlen(spec) >= sizeof ahead.spec)
+	if (ahead.tried || strlen(spec) >= sizeof ahead.spec)
 		return;
-	tried = true;
+	ahead.tried = true;
 	strcpy(ahead.spec, spec);
 	ahead.profiling = profiling;
 	ahead.then = then;
@@ -486,6 +486,7 @@ static bool join_ahead(const char *spec, bool profiling)
 
 int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 {
+	ahead.tried = true;
 	if (spec_text && join_ahead(spec_text, profiling)) {
 		if (ahead.rc)
 			return ahead.rc;

@@ -210,6 +210,17 @@ stream_same_as_file() {
   stream_same_as_file "$T/few" -f kv -s
 }
 
+@test "a stream in runs past 8 MiB builds its program once" {
+  "$REFSORT" gen-kv 500000 39 > "$T/kv"
+  [ "$(stat -c %s "$T/kv")" -gt $((8 << 20)) ] || fail "kv input under 8 MiB"
+  "$CLSORT" "${DEV[@]}" -f kv "$T/kv" > "$T/want"
+  cat "$T/kv" | CLSORT_STREAM_RUN=4000000 CLSORT_STREAM_RATE=1e15 "$CLSORT" "${DEV[@]}" -f kv -vv \
+    > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  grep -q 'sorting its runs on .* while it is read' "$T/err" || fail "not in runs: $(cat "$T/err")"
+  [ "$(grep -c 'program built' "$T/err")" -le 1 ] || fail "built twice: $(cat "$T/err")"
+}
+
 @test "a stream's runs go to temporary files past half of --memory" {
   "$REFSORT" gen-kv 60000 34 > "$T/kv"
   mkdir "$T/tmp"
