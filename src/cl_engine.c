@@ -27,11 +27,6 @@ static bool radix_for(const struct cle *e, size_t n)
 	return radix;
 }
 
-/* The device opened and the build of the program a run of about n words
- * needs started (the radix sort's or the tile sort's): on the first call
- * that has words to sort, so that an input with none never touches
- * OpenCL.  Once: a failure is kept for every later call.  0 or CLS_E_FAIL
- * after a message. */
 /* The shape of c's words on d, into sh, and the options of every program
  * of an engine that is instance on the device (clb_instance_open). */
 static void base_options(const struct dev_ctx *d, const struct eng_config *c, unsigned instance,
@@ -83,6 +78,11 @@ void cle_open_ahead(const struct eng_config *c)
 	dev_open_ahead(c->device, c->profiling, build_early, &config);
 }
 
+/* The device opened and the build of the program a run of about n words
+ * needs started (the radix sort's or the tile sort's): on the first call
+ * that has words to sort, so that an input with none never touches
+ * OpenCL.  Once: a failure is kept for every later call.  0 or CLS_E_FAIL
+ * after a message. */
 int cle_start(struct cle *e, size_t n)
 {
 	struct dev_ctx *d = e->dev;

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -431,8 +432,9 @@ static int open_now(struct dev_ctx *d, const char *spec_text, bool profiling)
 /* The device dev_open_ahead opens, until dev_open takes it or
  * dev_ahead_done closes it. */
 static struct {
-	bool tried;		/* opened ahead once, or a device opened already
-				 * (a stream sorted in runs as it is read) */
+	/* Opened ahead once, or a device opened already (a stream sorted in
+	 * runs as it is read; the threads of -d all). */
+	atomic_bool tried;
 	bool running;		/* the thread, not joined yet */
 	pthread_t thread;
 	char spec[256];
@@ -458,9 +460,8 @@ static void *ahead_main(void *arg)
 void dev_open_ahead(const char *spec, bool profiling, void (*then)(struct dev_ctx *, void *),
 		    void *arg)
 {
-	if (ahead.tried || strlen(spec) >= sizeof ahead.spec)
+	if (strlen(spec) >= sizeof ahead.spec || atomic_exchange(&ahead.tried, true))
 		return;
-	ahead.tried = true;
 	strcpy(ahead.spec, spec);
 	ahead.profiling = profiling;
 	ahead.then = then;
@@ -486,7 +487,7 @@ static bool join_ahead(const char *spec, bool profiling)
 
 int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 {
-	ahead.tried = true;
+	atomic_store(&ahead.tried, true);
 	if (spec_text && join_ahead(spec_text, profiling)) {
 		if (ahead.rc)
 			return ahead.rc;
