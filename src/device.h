@@ -1,5 +1,6 @@
 /* OpenCL platforms and devices: choosing one from a spec, listing them,
- * contexts, queues and program builds (with a binary cache). */
+ * contexts and queues, and a device opened on a thread of its own while
+ * the input is read.  Programs are built by devbuild.h. */
 #ifndef CLSORT_DEVICE_H
 #define CLSORT_DEVICE_H
 
