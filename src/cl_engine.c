@@ -47,10 +47,25 @@ static void base_options(const struct dev_ctx *d, const struct eng_config *c, un
 		 instance_opt, extra ? extra : "");
 }
 
-/* The program a large run sorts with on d (cle_start's choice where the
- * run has RADIX_MIN words or more), built where the device was opened
- * ahead, as the first engine on it.  Only where clsort's cache does not
- * hold it already (loading it takes the sort a few milliseconds). */
+/* Whether d puts in order what goes up beside the words, as far as the
+ * device goes (may_gather): not a CPU device (whose gather would read the
+ * same memory the host's does, and copy it twice more) unless
+ * CLSORT_DEVICE_GATHER=1, and not any with CLSORT_DEVICE_GATHER=0. */
+static bool gathers_on(const struct dev_ctx *d)
+{
+	const char *s = getenv("CLSORT_DEVICE_GATHER");
+
+	if (s && !strcmp(s, "0"))
+		return false;
+	return !(d->type & CL_DEVICE_TYPE_CPU) || (s && !strcmp(s, "1"));
+}
+
+/* The programs a large run of c's words runs on d, built where the device
+ * was opened ahead, as the first engine on it: the sort's (cle_start's
+ * choice where the run has RADIX_MIN words or more), and for kv lines the
+ * one that puts them in order with their text where the device does.
+ * Only those clsort's cache does not hold (loading one takes the sort a
+ * few milliseconds). */
 static void build_early(struct dev_ctx *d, void *arg)
 {
 	const struct eng_config *c = arg;
@@ -68,6 +83,13 @@ static void build_early(struct dev_ctx *d, void *arg)
 	}
 	if (!dev_cached(d, j.options))
 		clb_build_early(d, &j);
+	if (c->lines && gathers_on(d)) {
+		struct clg g;
+		clg_init(&g, d, sh.wsize);
+		clg_lines_program(&g, options, &j);
+		if (!dev_cached(d, j.options))
+			clb_build_early(d, &j);
+	}
 }
 
 void cle_open_ahead(const struct eng_config *c)
@@ -605,11 +627,8 @@ static uint64_t budget_bytes(const struct cle *e)
 }
 
 /* Whether the device may put in order what goes up beside n words: where
- * CLSORT_DEVICE_GATHER does not say no (0), on a device that is not the
- * CPU (whose gather would read the same memory the host's does, and copy
- * it twice more), or on any with CLSORT_DEVICE_GATHER=1; the device's
- * buffer for the words is had.  *rc CLS_E_FAIL where the device fails to
- * start. */
+ * gathers_on says so, the device's buffer for the words had.  *rc
+ * CLS_E_FAIL where the device fails to start. */
 static bool may_gather(struct cle *e, size_t n, int *rc)
 {
 	const char *s = getenv("CLSORT_DEVICE_GATHER");
@@ -621,7 +640,7 @@ static bool may_gather(struct cle *e, size_t n, int *rc)
 		*rc = CLS_E_FAIL;
 		return false;
 	}
-	if ((e->dev->type & CL_DEVICE_TYPE_CPU) && !(s && !strcmp(s, "1")))
+	if (!gathers_on(e->dev))
 		return false;
 	return cle_reserve(e, n) == 0;
 }

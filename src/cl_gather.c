@@ -134,18 +134,30 @@ int clg_prepare_lines(struct clg *g, const struct clg_lines *l)
 	return 1;
 }
 
-int clg_build_lines(struct clg *g, const char *options)
+void clg_lines_program(const struct clg *g, const char *options, struct clb_job *j)
 {
 	static const char *const names[] = { "line_count", "line_scan", "line_starts", "line_sums",
 					     "line_copy" };
+	size_t i;
+
+	j->d = g->d;
+	snprintf(j->options, sizeof j->options, "%s -DGATHER_LINES -DLINES_WG=%zu", options,
+		 lines_wg(g));
+	for (i = 0; i < 5; i++)
+		j->names[i] = names[i];
+	j->n = 5;
+}
+
+int clg_build_lines(struct clg *g, const char *options)
+{
+	struct clb_job j;
 	cl_kernel k[5];
-	char opts[640];
 
 	if (g->line_copy)
 		return 0;
 	g->lines_wg = lines_wg(g);
-	snprintf(opts, sizeof opts, "%s -DGATHER_LINES -DLINES_WG=%zu", options, g->lines_wg);
-	if (clb_build(g->d, opts, names, 5, &g->lines_prog, k))
+	clg_lines_program(g, options, &j);
+	if (clb_build(g->d, j.options, j.names, j.n, &g->lines_prog, k))
 		return CLS_E_FAIL;
 	g->line_count = k[0];
 	g->line_scan = k[1];

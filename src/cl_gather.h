@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cl_build.h"
 #include "device.h"
 
 struct clg {
@@ -71,6 +72,9 @@ uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l);
 /* Room for the lines of l (clg_lines_bytes).  0, or 1 where the device
  * cannot hold them (-vv says so). */
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l);
+/* The lines' program for options, its kernels' names with it, into j
+ * (not built). */
+void clg_lines_program(const struct clg *g, const char *options, struct clb_job *j);
 /* The lines' kernels, built with options once the sort's program is.  0
  * or CLS_E_FAIL after a message. */
 int clg_build_lines(struct clg *g, const char *options);

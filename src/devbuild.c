@@ -212,26 +212,40 @@ static int build(struct dev_ctx *d, const char *options, const char *what, bool 
 
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
 {
-	if (d->early && !strcmp(d->early_options, options)) {
-		msg_info(2, "program built while the input was read: %s", what);
-		*program = d->early;
-		d->early = NULL;
-		return 0;
-	}
+	size_t i;
+
+	for (i = 0; i < DEV_EARLY; i++)
+		if (d->early[i].prog && !strcmp(d->early[i].options, options)) {
+			msg_info(2, "program built while the input was read: %s", what);
+			*program = d->early[i].prog;
+			d->early[i].prog = NULL;
+			return 0;
+		}
 	return build(d, options, what, false, program);
 }
 
 void dev_build_early(struct dev_ctx *d, const char *options, const char *what)
 {
-	if (d->early || strlen(options) >= sizeof d->early_options)
+	size_t i, free_slot = DEV_EARLY;
+
+	if (strlen(options) >= sizeof d->early[0].options)
 		return;
-	if (build(d, options, what, true, &d->early) == 0)
-		strcpy(d->early_options, options);
+	for (i = 0; i < DEV_EARLY; i++) {
+		if (d->early[i].prog && !strcmp(d->early[i].options, options))
+			return;
+		if (!d->early[i].prog && free_slot == DEV_EARLY)
+			free_slot = i;
+	}
+	if (free_slot == DEV_EARLY)
+		return;
+	if (build(d, options, what, true, &d->early[free_slot].prog) == 0)
+		strcpy(d->early[free_slot].options, options);
 	else
-		d->early = NULL;
+		d->early[free_slot].prog = NULL;
 }
 
-/* dev_build but for d->early; quiet: no message where it fails. */
+/* dev_build but for the early programs; quiet: no message where it
+ * fails. */
 static int build(struct dev_ctx *d, const char *options, const char *what, bool quiet,
 		 cl_program *program)
 {

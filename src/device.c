@@ -512,9 +512,13 @@ void dev_ahead_done(void)
 
 void dev_close(struct dev_ctx *d)
 {
-	if (d->early)
-		clReleaseProgram(d->early);
-	d->early = NULL;
+	size_t i;
+
+	for (i = 0; i < DEV_EARLY; i++) {
+		if (d->early[i].prog)
+			clReleaseProgram(d->early[i].prog);
+		d->early[i].prog = NULL;
+	}
 	if (d->queue)
 		clReleaseCommandQueue(d->queue);
 	if (d->context)

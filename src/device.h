@@ -29,6 +29,10 @@ int dev_parse_spec(const char *text, struct dev_spec *spec);
 int dev_expand(const char *text, char ***specs, size_t *count);
 void dev_free_specs(char **specs, size_t count);
 
+/* Programs a device opened ahead may build for its sort: the sort's own,
+ * and the one that puts kv lines in order (cl_engine.c). */
+#define DEV_EARLY 2
+
 struct dev_ctx {
 	cl_platform_id platform;
 	cl_device_id device;
@@ -47,10 +51,12 @@ struct dev_ctx {
 	unsigned pi, di;	/* indices, as -L prints them */
 	double t_build;		/* seconds spent building programs the cache did not have */
 	double t_ahead;		/* seconds dev_open_ahead spent opening it, or 0 */
-	/* A program dev_build_early built, for the dev_build with the same
-	 * options that takes it; NULL where none waits. */
-	cl_program early;
-	char early_options[768];
+	/* Programs dev_build_early built, each for the dev_build with the
+	 * same options that takes it; prog NULL where none waits. */
+	struct {
+		cl_program prog;
+		char options[768];
+	} early[DEV_EARLY];
 };
 
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */

@@ -103,6 +103,14 @@ pipe_same_as_file() {
   [ "$(stat -c %s "$T/kv")" -gt $((8 << 20)) ] || fail "kv input under 8 MiB"
   pipe_same_as_file "$T/kv" -f kv
   pipe_same_as_file "$T/kv" -f kv -k str -u
+  # Lines the device puts in order (forced on a CPU device): that program
+  # is built while the stream arrives too.
+  CLSORT_DEVICE_GATHER=1 pipe_same_as_file "$T/kv" -f kv
+  grep -q 'device gather: [0-9]* lines put in order on the device' "$T/err" ||
+    fail "the lines were not put in order on the device: $(cat "$T/err")"
+  grep -q -e 'program built while the input was read: line_count' \
+    -e 'program loaded from cache in [0-9.]* s: line_count' "$T/err" ||
+    fail "the lines' program was built after the read: $(cat "$T/err")"
 }
 
 @test "a large pipe the host engine sorts touches no OpenCL" {

@@ -113,14 +113,35 @@ static void cache_entries(void)
 		ok(0, "%s", cmd);
 }
 
-/* dev_build_early's program is the one dev_build with its options takes,
- * once; other options and a later build are built as usual. */
+/* The program waiting early with options, or NULL. */
+static cl_program early_for(const struct dev_ctx *d, const char *options)
+{
+	size_t i;
+
+	for (i = 0; i < DEV_EARLY; i++)
+		if (d->early[i].prog && !strcmp(d->early[i].options, options))
+			return d->early[i].prog;
+	return NULL;
+}
+
+static size_t early_waiting(const struct dev_ctx *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < DEV_EARLY; i++)
+		n += d->early[i].prog != NULL;
+	return n;
+}
+
+/* dev_build_early's programs are the ones dev_build with their options
+ * takes, once; other options and later builds are built as usual. */
 static void early_build(void)
 {
-	const char *opts = "-w -DWORD_BITS=32 -DWG=64 -DEPT=4 -DLOG_WG=6 -DLOG_EPT=2 -DMERGE_ITEMS=8";
+	const char *base = "-w -DWORD_BITS=64 -DWG=64 -DEPT=4 -DLOG_WG=6 -DLOG_EPT=2 -DMERGE_ITEMS=8";
+	char gather[256];
 	struct dev_ctx d;
 	struct clr r;
-	cl_program p = NULL, q = NULL, early;
+	cl_program p = NULL, q = NULL, g = NULL, radix, plain;
 
 	setenv("CLSORT_NO_CACHE", "1", 1);
 	setenv("POCL_KERNEL_CACHE", "0", 1);
@@ -129,25 +150,36 @@ static void early_build(void)
 		unsetenv("CLSORT_NO_CACHE");
 		return;
 	}
-	clr_init(&r, &d, 4, opts);
-	ok(d.early == NULL, "a device opened has no program built early");
+	snprintf(gather, sizeof gather, "%s -DGATHER", base);
+	clr_init(&r, &d, 8, base);
+	ok(early_waiting(&d) == 0, "a device opened has no program built early");
 	dev_build_early(&d, r.options, "radix");
-	ok(d.early != NULL && !strcmp(d.early_options, r.options), "the program is built early");
-	early = d.early;
-	ok(dev_build(&d, opts, "not radix", &p) == 0 && p != early && d.early == early,
-	   "other options: built anew, the early program left waiting");
-	ok(dev_build(&d, r.options, "radix", &q) == 0 && q == early && d.early == NULL,
-	   "the same options: the early program taken");
+	dev_build_early(&d, r.options, "radix");
+	ok(early_waiting(&d) == 1 && (radix = early_for(&d, r.options)) != NULL,
+	   "a program built early, once for its options");
+	dev_build_early(&d, base, "plain");
+	ok(early_waiting(&d) == 2 && (plain = early_for(&d, base)) != NULL,
+	   "a second program built early");
+	dev_build_early(&d, gather, "gather");
+	ok(early_waiting(&d) == DEV_EARLY && !early_for(&d, gather), "past DEV_EARLY, none built");
+	ok(dev_build(&d, gather, "gather", &g) == 0 && g && g != radix && g != plain &&
+	   early_waiting(&d) == 2, "other options: built anew, the early programs left waiting");
+	ok(dev_build(&d, r.options, "radix", &p) == 0 && p == radix && !early_for(&d, r.options) &&
+	   early_waiting(&d) == 1, "the same options: that early program taken");
+	ok(dev_build(&d, base, "plain", &q) == 0 && q == plain && early_waiting(&d) == 0,
+	   "and the other");
 	dev_build_early(&d, "-w -DWORD_BITS=32 -DNO_SUCH_OPTION -DWG=", "broken");
-	ok(d.early == NULL, "an early build that fails leaves nothing waiting");
+	ok(early_waiting(&d) == 0, "an early build that fails leaves nothing waiting");
 	if (p)
 		clReleaseProgram(p);
 	if (q)
 		clReleaseProgram(q);
+	if (g)
+		clReleaseProgram(g);
 	dev_build_early(&d, r.options, "radix");
-	ok(d.early != NULL, "built early again");
+	ok(early_waiting(&d) == 1, "built early again");
 	dev_close(&d);
-	ok(d.early == NULL, "dev_close releases a program nobody took");
+	ok(early_waiting(&d) == 0, "dev_close releases a program nobody took");
 	unsetenv("CLSORT_NO_CACHE");
 }
 
