@@ -65,7 +65,8 @@ static bool gathers_on(const struct dev_ctx *d)
  * choice where the run has RADIX_MIN words or more), and for kv lines the
  * one that puts them in order with their text where the device does.
  * Only those clsort's cache does not hold (loading one takes the sort a
- * few milliseconds). */
+ * few milliseconds), and none the thread has not begun once the sort has
+ * come for the device: the sort's own builds overlap its uploads. */
 static void build_early(struct dev_ctx *d, void *arg)
 {
 	const struct eng_config *c = arg;
@@ -81,13 +82,13 @@ static void build_early(struct dev_ctx *d, void *arg)
 	} else {
 		clb_sort_program(&sh, options, &j);
 	}
-	if (!dev_cached(d, j.options))
+	if (!dev_cached(d, j.options) && !dev_ahead_wanted())
 		clb_build_early(d, &j);
-	if (c->lines && gathers_on(d)) {
+	if (c->lines && gathers_on(d) && !dev_ahead_wanted()) {
 		struct clg g;
 		clg_init(&g, d, sh.wsize);
 		clg_lines_program(&g, options, &j);
-		if (!dev_cached(d, j.options))
+		if (!dev_cached(d, j.options) && !dev_ahead_wanted())
 			clb_build_early(d, &j);
 	}
 }

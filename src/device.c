@@ -435,6 +435,7 @@ static struct {
 	/* Opened ahead once, or a device opened already (a stream sorted in
 	 * runs as it is read; the threads of -d all). */
 	atomic_bool tried;
+	atomic_bool wanted;	/* dev_open has come for the device */
 	bool running;		/* the thread, not joined yet */
 	pthread_t thread;
 	char spec[256];
@@ -469,6 +470,11 @@ void dev_open_ahead(const char *spec, bool profiling, void (*then)(struct dev_ct
 	ahead.running = pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0;
 }
 
+bool dev_ahead_wanted(void)
+{
+	return atomic_load(&ahead.wanted);
+}
+
 /* Join the thread of dev_open_ahead, if it runs: true when it opened the
  * device spec names with profiling, or failed to (its message printed). */
 static bool join_ahead(const char *spec, bool profiling)
@@ -488,6 +494,7 @@ static bool join_ahead(const char *spec, bool profiling)
 int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 {
 	atomic_store(&ahead.tried, true);
+	atomic_store(&ahead.wanted, true);
 	if (spec_text && join_ahead(spec_text, profiling)) {
 		if (ahead.rc)
 			return ahead.rc;

@@ -81,6 +81,10 @@ void dev_close(struct dev_ctx *d);
  * build there what the sort will run (dev_build_early). */
 void dev_open_ahead(const char *spec, bool profiling, void (*then)(struct dev_ctx *, void *),
 		    void *arg);
+/* Whether the dev_open that takes the device opened ahead has come (then
+ * waits for the thread): what the thread has not begun to build is left
+ * to the sort, whose builds overlap its transfers. */
+bool dev_ahead_wanted(void);
 /* Close what dev_open_ahead opened where no dev_open took it. */
 void dev_ahead_done(void);
 /* Whether dev_open_ahead has a device opening or open for a dev_open to
