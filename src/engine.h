@@ -31,7 +31,7 @@ struct eng_config {
 	double buffer_percent;	/* ...in percent of the device's memory; both 0: default */
 	uint64_t memory;	/* host memory a run may take, all told */
 	size_t beside;		/* bytes per record the caller holds beside the engine */
-	bool lines;		/* kv lines, which eng_sort_lines may take */
+	bool lines;		/* kv lines, which eng_sort_lines may be given */
 };
 
 /* Fills dst with words [first, first+count) of the array to sort. */

@@ -519,7 +519,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 	const size_t deal = kv && !eng_is_host(device) ? OUT_EMIT_LINE_BYTES : 0;
 
 	*ec = (struct eng_config){ .device = device, .kind = f->kind, .local = o->local,
-				   .devsort = o->devsort, .lines = kv,
+				   .devsort = o->devsort, .lines = srt_lines_in_order(f),
 				   .profiling = o->verbose > 0, .threads = f->threads,
 				   .buffer_bytes = o->buffer_bytes,
 				   .buffer_percent = o->buffer_percent,

@@ -277,16 +277,28 @@ static int sort_lines(struct engine *e, const struct enc_format *f, const struct
 	return eng_sort_lines(e, &l, produce, consume_text, io);
 }
 
+/* Whether records of f are written as they are in the words' order: no
+ * ties ordered on the host, no -u. */
+static bool format_in_order(const struct enc_format *f)
+{
+	return f->indexed && !f->tail && !f->unique && !f->str;
+}
+
 /* Whether the engine may put run b's records in order itself
  * (eng_sort_records): bin records of at most RECORDS_MAX bytes, or kv
  * lines (their line table's entries: the host then reads each line once,
- * not its entry first), written as they are in the words' order (no ties
- * ordered on the host, no -u), the run's own slices. */
+ * not its entry first), written as they are in the words' order
+ * (format_in_order), the run's own slices. */
 static bool records_in_order(const struct enc_format *f, const struct enc_batch *b)
 {
-	if (!f->indexed || f->tail || f->unique || f->str || b->pick)
+	if (!format_in_order(f) || b->pick)
 		return false;
 	return f->fmt == CLS_FMT_BIN ? f->rec_size <= RECORDS_MAX : f->fmt == CLS_FMT_KV && b->lines;
+}
+
+bool srt_lines_in_order(const struct enc_format *f)
+{
+	return f->fmt == CLS_FMT_KV && format_in_order(f);
 }
 
 /* Sorted words back into the run's own array, where string keys that tie

@@ -51,6 +51,11 @@ struct srt_times {
 	double produce, warm, consume, ties;
 };
 
+/* Whether runs of f are kv lines that the engine may put in order, text
+ * and all (eng_sort_lines): not where their ties or -u need the words
+ * whole afterwards. */
+bool srt_lines_in_order(const struct enc_format *f);
+
 /* Sort the planned run b (its words buffer for kv and -u, its lines for
  * kv) on e and
  * write it to w; warm, when not NULL, is joined before w is first written.

@@ -115,6 +115,10 @@ pipe_same_as_file() {
   grep -q -e 'program built while the input was read: line_count' \
     -e 'program loaded from cache in [0-9.]* s: line_count' "$T/err" ||
     fail "the lines' program was built after the read: $(cat "$T/err")"
+  # Lines whose ties the host orders: the host puts them in order, and no
+  # program for it is built.
+  CLSORT_DEVICE_GATHER=1 pipe_same_as_file "$T/kv" -f kv -k str -u
+  ! grep -q 'line_count' "$T/err" || fail "the lines' program built for nothing: $(cat "$T/err")"
 }
 
 @test "a large pipe the host engine sorts touches no OpenCL" {
