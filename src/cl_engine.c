@@ -72,25 +72,25 @@ static void build_early(struct dev_ctx *d, void *arg)
 	const struct eng_config *c = arg;
 	struct clb_shape sh;
 	char options[sizeof ((struct cle *)0)->options];
-	struct clb_job j;
+	struct clb_job j[DEV_EARLY];
+	size_t n = 0, i;
 
 	base_options(d, c, 0, &sh, options, sizeof options);
 	if (clr_wanted(c->devsort, d, SIZE_MAX, true)) {
 		struct clr r;
 		clr_init(&r, d, sh.wsize, options);
-		clr_program(&r, &j);
+		clr_program(&r, &j[n++]);
 	} else {
-		clb_sort_program(&sh, options, &j);
+		clb_sort_program(&sh, options, &j[n++]);
 	}
-	if (!dev_cached(d, j.options) && !dev_ahead_wanted())
-		clb_build_early(d, &j);
-	if (c->lines && gathers_on(d) && !dev_ahead_wanted()) {
+	if (c->lines && gathers_on(d)) {
 		struct clg g;
 		clg_init(&g, d, sh.wsize);
-		clg_lines_program(&g, options, &j);
-		if (!dev_cached(d, j.options) && !dev_ahead_wanted())
-			clb_build_early(d, &j);
+		clg_lines_program(&g, options, &j[n++]);
 	}
+	for (i = 0; i < n && !dev_ahead_wanted(); i++)
+		if (!dev_cached(d, j[i].options))
+			clb_build_early(d, &j[i]);
 }
 
 void cle_open_ahead(const struct eng_config *c)

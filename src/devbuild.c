@@ -210,38 +210,44 @@ bool dev_cached(const struct dev_ctx *d, const char *options)
 static int build(struct dev_ctx *d, const char *options, const char *what, bool quiet,
 		 cl_program *program);
 
-int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
+/* The slot of d's early program built with options, or NULL. */
+static cl_program *early_for(struct dev_ctx *d, const char *options)
 {
 	size_t i;
 
 	for (i = 0; i < DEV_EARLY; i++)
-		if (d->early[i].prog && !strcmp(d->early[i].options, options)) {
-			msg_info(2, "program built while the input was read: %s", what);
-			*program = d->early[i].prog;
-			d->early[i].prog = NULL;
-			return 0;
-		}
+		if (d->early[i].prog && !strcmp(d->early[i].options, options))
+			return &d->early[i].prog;
+	return NULL;
+}
+
+int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
+{
+	cl_program *early = early_for(d, options);
+
+	if (early) {
+		msg_info(2, "program built while the input was read: %s", what);
+		*program = *early;
+		*early = NULL;
+		return 0;
+	}
 	return build(d, options, what, false, program);
 }
 
 void dev_build_early(struct dev_ctx *d, const char *options, const char *what)
 {
-	size_t i, free_slot = DEV_EARLY;
+	size_t i;
 
-	if (strlen(options) >= sizeof d->early[0].options)
+	if (strlen(options) >= sizeof d->early[0].options || early_for(d, options))
 		return;
-	for (i = 0; i < DEV_EARLY; i++) {
-		if (d->early[i].prog && !strcmp(d->early[i].options, options))
-			return;
-		if (!d->early[i].prog && free_slot == DEV_EARLY)
-			free_slot = i;
-	}
-	if (free_slot == DEV_EARLY)
+	for (i = 0; i < DEV_EARLY && d->early[i].prog; i++)
+		;
+	if (i == DEV_EARLY)
 		return;
-	if (build(d, options, what, true, &d->early[free_slot].prog) == 0)
-		strcpy(d->early[free_slot].options, options);
+	if (build(d, options, what, true, &d->early[i].prog) == 0)
+		strcpy(d->early[i].options, options);
 	else
-		d->early[free_slot].prog = NULL;
+		d->early[i].prog = NULL;
 }
 
 /* dev_build but for the early programs; quiet: no message where it
