@@ -205,13 +205,15 @@ struct ahead {
 	uint64_t look_at;	/* the length of the next look; 0: none */
 };
 
-/* The device spec names, opened for the sort while the stream is read. */
+/* The device spec names, opened for the sort while the stream is read;
+ * the keys no longer counted for the host's sort. */
 static void open_device(const struct ahead *a, const char *spec)
 {
 	struct eng_config c;
 
 	runs_config(a->o, a->f, spec, &c);
 	eng_open_ahead(&c);
+	ka_stop(a->keys);
 }
 
 static void open_ahead(void *ctx, const unsigned char *data, size_t len)
@@ -222,11 +224,6 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 
 	if (spec)
 		open_device(a, spec);
-	if (!a->streams) {
-		a->first_bytes = len;
-		a->first_records = records;
-		a->look_at = spec ? 0 : 2 * (uint64_t)len;
-	}
 	/* A later stream: the input is several pieces, which no run holds
 	 * whole as one stream's; and the later stream's lengths would be
 	 * taken for the first's. */
@@ -236,6 +233,9 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 		a->look_at = 0;
 		return;
 	}
+	a->first_bytes = len;
+	a->first_records = records;
+	a->look_at = spec ? 0 : 2 * (uint64_t)len;
 	if (!a->o->header && la_applies(a->f, true))
 		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
 	if (!spec && ka_applies(a->f))
