@@ -495,7 +495,7 @@ static bool take_counts(struct radix_job *jobs, unsigned threads, const struct r
 	unsigned t;
 	size_t s, v;
 
-	if (!c->counts || c->shift != r->dig[0].shift || r->dig[0].mask != values - 1)
+	if (!c->counts || c->shift != r->dig[0].shift)
 		return false;
 	for (t = 0; t < threads; t++) {
 		size_t *const sum = jobs[t].count[0];
