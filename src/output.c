@@ -277,11 +277,17 @@ struct copy_job {
 	unsigned char *dst;
 	const unsigned char *src;
 	size_t len;
+	bool fault;		/* dst's pages not faulted in yet */
 };
 
+/* Pages of a mapped output faulted in by one call before the copy, not one
+ * fault per page as the stores come: a 1 GiB copy into a file on tmpfs on
+ * 2 threads 0.29-0.31 s against 0.22-0.24 s. */
 static void copy_job(void *arg)
 {
 	const struct copy_job *j = arg;
+	if (j->fault)
+		populate_range(j->dst, j->len);
 	memcpy(j->dst, j->src, j->len);
 }
 
@@ -298,9 +304,10 @@ unsigned out_copy_threads(size_t bytes, unsigned threads)
 	return threads;
 }
 
-/* dst[0..len) = src[0..len), large copies on up to threads threads. */
+/* dst[0..len) = src[0..len), large copies on up to threads threads;
+ * with fault, dst's pages faulted in first, each thread its share's. */
 static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t len,
-			  unsigned threads)
+			  unsigned threads, bool fault)
 {
 	struct copy_job jobs[OUT_COPY_MAX_THREADS];
 	size_t share, at = 0;
@@ -308,7 +315,7 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 
 	threads = out_copy_threads(len, threads);
 	if (threads == 1) {
-		memcpy(dst, src, len);
+		copy_job(&(struct copy_job){ dst, src, len, fault });
 		return;
 	}
 	/* Whole multiples of 4 KiB: every share keeps the alignment of the
@@ -319,6 +326,7 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 		jobs[n].dst = dst + at;
 		jobs[n].src = src + at;
 		jobs[n].len = len - at < share ? len - at : share;
+		jobs[n].fault = fault;
 		at += jobs[n].len;
 	}
 	run_parallel(copy_job, jobs, sizeof jobs[0], n);
@@ -398,8 +406,11 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 		const size_t fit = len < w->map_len - w->total ? len : w->map_len - w->total;
 		/* Bytes laid out in their place already (out_place). */
 		if (p != w->map + w->total)
-			copy_parallel(w->map + w->total, p, fit, w->threads);
+			copy_parallel(w->map + w->total, p, fit, w->threads,
+				      w->map_faulted < w->total + fit);
 		w->total += fit;
+		if (w->map_faulted < w->total)
+			w->map_faulted = w->total;
 		p = (const unsigned char *)p + fit;
 		len -= fit;
 		if (len == 0)
@@ -424,7 +435,7 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 			w->buf = g;
 			w->cap = cap;
 		}
-		copy_parallel(w->buf + w->len, p, len, w->threads);
+		copy_parallel(w->buf + w->len, p, len, w->threads, false);
 		w->len += len;
 		return 0;
 	}

@@ -387,6 +387,14 @@ static bool whole_pages(const void *p, size_t len, uintptr_t *start, uintptr_t *
 	return *end > *start;
 }
 
+bool populate_range(void *p, size_t len)
+{
+	uintptr_t start, end;
+
+	return whole_pages(p, len, &start, &end) &&
+	       madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0;
+}
+
 static void populate_job(void *arg)
 {
 	const struct populate_job *j = arg;
@@ -396,7 +404,7 @@ static void populate_job(void *arg)
 	if (!whole_pages(j->p, j->len, &start, &end))
 		return;
 	/* Older kernels lack MADV_POPULATE_WRITE: write every page. */
-	if (!j->touch && madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+	if (!j->touch && populate_range(j->p, j->len))
 		return;
 	for (a = start; a < end; a += page)
 		*(volatile unsigned char *)a = 0;

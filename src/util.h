@@ -79,6 +79,11 @@ unsigned cpu_count(void);
  * Large anonymous memory is first asked for huge pages (mem_huge). */
 void populate_parallel(void *p, size_t len, unsigned threads);
 
+/* Fault in the whole pages of p[0..len) for writing on this thread, in
+ * one call: false where the kernel cannot (it lacks MADV_POPULATE_WRITE),
+ * and the stores that follow take the faults. */
+bool populate_range(void *p, size_t len);
+
 /* Ask for huge pages in the anonymous memory p[0..len) where the kernel
  * gives them on request: a fault then maps 2 MiB instead of 4 KiB, which
  * makes faulting fresh buffers in, and giving them back, several times
