@@ -21,47 +21,68 @@ void stg_init(struct stg *s, struct dev_ctx *d, cl_command_queue q, size_t wsize
 
 void stg_release(struct stg *s)
 {
+	dev_unpin(s->mapq, s->mem, s->host, STG_N);
+}
+
+/* STG_N pinned buffers of bytes each on d, mapped through q, into mem and
+ * host: CL_SUCCESS, or the error with none left. */
+static cl_int make_pinned(struct dev_ctx *d, cl_command_queue q, size_t bytes, cl_mem *mem,
+			  void **host)
+{
+	cl_int err = CL_SUCCESS;
 	int i;
 
-	for (i = 0; i < STG_N; i++)
-		if (s->host[i])
-			clEnqueueUnmapMemObject(s->q, s->mem[i], s->host[i], 0, NULL, NULL);
-	if (s->mem[0])
-		clFinish(s->q);
 	for (i = 0; i < STG_N; i++) {
-		if (s->mem[i])
-			clReleaseMemObject(s->mem[i]);
-		s->mem[i] = NULL;
-		s->host[i] = NULL;
+		mem[i] = clCreateBuffer(d->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL,
+					&err);
+		if (mem[i])
+			host[i] = clEnqueueMapBuffer(q, mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+						     bytes, 0, NULL, NULL, &err);
+		if (!host[i]) {
+			dev_unpin(q, mem, host, STG_N);
+			return err == CL_SUCCESS ? CL_OUT_OF_HOST_MEMORY : err;
+		}
 	}
+	return CL_SUCCESS;
+}
+
+void stg_make_ahead(struct dev_ctx *d)
+{
+	if (d->stage.bytes)
+		return;
+	if (make_pinned(d, d->queue, CHUNK_MAX, d->stage.mem, d->stage.host) == CL_SUCCESS)
+		d->stage.bytes = CHUNK_MAX;
 }
 
 int stg_make(struct stg *s, size_t n)
 {
 	const size_t pair = 2 * s->tile * s->wsize;
 	size_t bytes = n * s->wsize / CHUNKS;
-	cl_int err = CL_SUCCESS;
-	int i;
+	const double t0 = now_sec();
+	cl_int err;
 
 	if (s->host[0])
 		return 0;
+	if (s->d->stage.bytes >= pair) {
+		memcpy(s->mem, s->d->stage.mem, sizeof s->mem);
+		memcpy(s->host, s->d->stage.host, sizeof s->host);
+		s->bytes = s->d->stage.bytes;
+		s->mapq = s->d->queue;
+		memset(&s->d->stage, 0, sizeof s->d->stage);
+		msg_info(2, "pinned staging buffers of %zu bytes made while the input was read",
+			 s->bytes);
+		return 0;
+	}
 	bytes = bytes < CHUNK_MIN ? CHUNK_MIN : bytes > CHUNK_MAX ? CHUNK_MAX : bytes;
 	if (bytes < pair)
 		bytes = pair;
-	for (i = 0; i < STG_N; i++) {
-		s->mem[i] = clCreateBuffer(s->d->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
-					   NULL, &err);
-		if (s->mem[i])
-			s->host[i] = clEnqueueMapBuffer(s->q, s->mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-							0, bytes, 0, NULL, NULL, &err);
-		if (!s->host[i]) {
-			msg_err("cannot allocate %zu bytes of pinned host memory: %s", bytes,
-				dev_strerror(err));
-			stg_release(s);
-			return CLS_E_FAIL;
-		}
+	if ((err = make_pinned(s->d, s->q, bytes, s->mem, s->host)) != CL_SUCCESS) {
+		msg_err("cannot allocate %zu bytes of pinned host memory: %s", bytes, dev_strerror(err));
+		return CLS_E_FAIL;
 	}
 	s->bytes = bytes;
+	s->mapq = s->q;
+	msg_info(2, "pinned staging buffers of %zu bytes made in %.3f s", bytes, now_sec() - t0);
 	return 0;
 }
 

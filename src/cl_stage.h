@@ -12,14 +12,17 @@
 #include "device.h"
 #include "engine.h"
 
-#define STG_N 3
+#define STG_N DEV_STAGE
 
 struct stg {
 	struct dev_ctx *d;
 	cl_command_queue q;		/* the transfers' queue */
 	size_t wsize, tile;		/* bytes per word, words per tile */
 	cl_mem mem[STG_N];		/* pinned staging buffers, mapped... */
-	void *host[STG_N];		/* ...here */
+	void *host[STG_N];		/* ...here, through mapq (q, or the
+					 * device's queue for those made
+					 * ahead) */
+	cl_command_queue mapq;
 	size_t bytes;			/* of each */
 };
 
@@ -35,9 +38,15 @@ void stg_init(struct stg *s, struct dev_ctx *d, cl_command_queue q, size_t wsize
 /* The staging buffers, made on the first call, sized for a first sort of
  * n words: about a 32nd of it, from 16 to 64 MiB (the first upload and
  * the last download are not overlapped; a producer fed by many threads
- * waits at each chunk's end), at least a pair of tiles.  0 or CLS_E_FAIL
+ * waits at each chunk's end), at least a pair of tiles; or those made
+ * ahead on the device, where they hold a pair of tiles.  0 or CLS_E_FAIL
  * after a message. */
 int stg_make(struct stg *s, size_t n);
+
+/* Staging buffers of the largest size made on d (through its queue)
+ * while the input is still read, for the first stg_make on d to take;
+ * nothing where they cannot be had, whose stg_make then says why. */
+void stg_make_ahead(struct dev_ctx *d);
 
 /* Tiles per chunk (even where pairs: whole pairs of tiles). */
 size_t stg_chunk_tiles(const struct stg *s, bool pairs);

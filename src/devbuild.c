@@ -208,52 +208,54 @@ bool dev_cached(const struct dev_ctx *d, const char *options)
 }
 
 static int build(struct dev_ctx *d, const char *options, const char *what, bool quiet,
-		 cl_program *program);
+		 cl_program *program, bool *loaded);
 
-/* The slot of d's early program built with options, or NULL. */
-static cl_program *early_for(struct dev_ctx *d, const char *options)
+/* The slot of d's early program built with options, or -1. */
+static int early_for(const struct dev_ctx *d, const char *options)
 {
-	size_t i;
+	int i;
 
 	for (i = 0; i < DEV_EARLY; i++)
 		if (d->early[i].prog && !strcmp(d->early[i].options, options))
-			return &d->early[i].prog;
-	return NULL;
+			return i;
+	return -1;
 }
 
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program)
 {
-	cl_program *early = early_for(d, options);
+	const int i = early_for(d, options);
+	bool loaded;
 
-	if (early) {
-		msg_info(2, "program built while the input was read: %s", what);
-		*program = *early;
-		*early = NULL;
+	if (i >= 0) {
+		msg_info(2, "program %s while the input was read: %s",
+			 d->early[i].loaded ? "loaded" : "built", what);
+		*program = d->early[i].prog;
+		d->early[i].prog = NULL;
 		return 0;
 	}
-	return build(d, options, what, false, program);
+	return build(d, options, what, false, program, &loaded);
 }
 
 void dev_build_early(struct dev_ctx *d, const char *options, const char *what)
 {
 	size_t i;
 
-	if (strlen(options) >= sizeof d->early[0].options || early_for(d, options))
+	if (strlen(options) >= sizeof d->early[0].options || early_for(d, options) >= 0)
 		return;
 	for (i = 0; i < DEV_EARLY && d->early[i].prog; i++)
 		;
 	if (i == DEV_EARLY)
 		return;
-	if (build(d, options, what, true, &d->early[i].prog) == 0)
+	if (build(d, options, what, true, &d->early[i].prog, &d->early[i].loaded) == 0)
 		strcpy(d->early[i].options, options);
 	else
 		d->early[i].prog = NULL;
 }
 
 /* dev_build but for the early programs; quiet: no message where it
- * fails. */
+ * fails; *loaded: whether it came from clsort's cache. */
 static int build(struct dev_ctx *d, const char *options, const char *what, bool quiet,
-		 cl_program *program)
+		 cl_program *program, bool *loaded)
 {
 	const char *texts[16];
 	size_t lens[16], count, i;
@@ -270,6 +272,7 @@ static int build(struct dev_ctx *d, const char *options, const char *what, bool 
 	key = program_key(d, options, texts, lens, count);
 
 	prog = own_cache ? cache_load(d, key, options) : NULL;
+	*loaded = prog != NULL;
 	if (prog) {
 		msg_info(2, "program loaded from cache in %.3f s: %s", now_sec() - t0, what);
 		*program = prog;

@@ -17,10 +17,11 @@
  * after printing the build log. */
 int dev_build(struct dev_ctx *d, const char *options, const char *what, cl_program *program);
 
-/* dev_build ahead of the sort, into d->early for the dev_build with the
- * same options that will follow (at most DEV_EARLY programs: past them, or
- * where one with these options waits, nothing is built).  A failure is
- * left for that dev_build to meet again and report. */
+/* dev_build ahead of the sort (a build, or a load from clsort's cache),
+ * into d->early for the dev_build with the same options that will follow
+ * (at most DEV_EARLY programs: past them, or where one with these options
+ * waits, nothing is built).  A failure is left for that dev_build to meet
+ * again and report. */
 void dev_build_early(struct dev_ctx *d, const char *options, const char *what);
 
 /* Whether the binary cache has an entry for the program dev_build would

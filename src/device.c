@@ -517,6 +517,27 @@ void dev_ahead_done(void)
 		dev_close(&ahead.d);
 }
 
+void dev_unpin(cl_command_queue q, cl_mem *mem, void **host, size_t n)
+{
+	size_t i;
+	bool any = false;
+
+	for (i = 0; i < n; i++)
+		if (host[i])
+			clEnqueueUnmapMemObject(q, mem[i], host[i], 0, NULL, NULL);
+	for (i = 0; i < n; i++) {
+		any |= mem[i] != NULL;
+		host[i] = NULL;
+	}
+	if (any)
+		clFinish(q);
+	for (i = 0; i < n; i++) {
+		if (mem[i])
+			clReleaseMemObject(mem[i]);
+		mem[i] = NULL;
+	}
+}
+
 void dev_close(struct dev_ctx *d)
 {
 	size_t i;
@@ -526,6 +547,8 @@ void dev_close(struct dev_ctx *d)
 			clReleaseProgram(d->early[i].prog);
 		d->early[i].prog = NULL;
 	}
+	dev_unpin(d->queue, d->stage.mem, d->stage.host, DEV_STAGE);
+	d->stage.bytes = 0;
 	if (d->queue)
 		clReleaseCommandQueue(d->queue);
 	if (d->context)

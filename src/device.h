@@ -32,6 +32,7 @@ void dev_free_specs(char **specs, size_t count);
 /* Programs a device opened ahead may build for its sort: the sort's own,
  * and the one that puts kv lines in order (cl_engine.c). */
 #define DEV_EARLY 2
+#define DEV_STAGE 3
 
 struct dev_ctx {
 	cl_platform_id platform;
@@ -56,7 +57,16 @@ struct dev_ctx {
 	struct {
 		cl_program prog;
 		char options[768];
+		bool loaded;	/* from clsort's cache, not built */
 	} early[DEV_EARLY];
+	/* Pinned staging buffers made where the device was opened ahead,
+	 * mapped through queue, for the sort's transfers to take (cl_stage.h);
+	 * bytes 0 where none wait. */
+	struct {
+		cl_mem mem[DEV_STAGE];
+		void *host[DEV_STAGE];
+		size_t bytes;
+	} stage;
 };
 
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */
@@ -72,6 +82,10 @@ int dev_list(FILE *out);
  * was found. */
 int dev_open(struct dev_ctx *d, const char *spec, bool profiling);
 void dev_close(struct dev_ctx *d);
+
+/* Unmap through q and release the pinned buffers of mem[0..n) that are
+ * set (host: where each is mapped, or NULL), leaving them NULL. */
+void dev_unpin(cl_command_queue q, cl_mem *mem, void **host, size_t n);
 
 /* Start opening the device spec selects on a thread of its own (once a
  * process), for the dev_open with the same spec and profiling that will

@@ -100,6 +100,9 @@ pipe_same_as_file() {
 @test "a pipe gives the file's bytes in every format, the device opened while it is read" {
   "$REFSORT" gen u32 3000000 21 > "$T/u32"
   pipe_same_as_file "$T/u32"
+  # A CPU device's staging is the host's memory: made by the sort.
+  grep -q 'pinned staging buffers of [0-9]* bytes made in' "$T/err" ||
+    fail "the CPU device's staging made ahead: $(cat "$T/err")"
   pipe_same_as_file "$T/u32" -r -k i32
   "$REFSORT" gen-rec 600000 16 4 u64 22 few > "$T/rec"
   pipe_same_as_file "$T/rec" -R 16 --key-offset 4 -k u64 -s
@@ -115,6 +118,10 @@ pipe_same_as_file() {
   grep -q -e 'program built while the input was read: line_count' \
     -e 'program loaded from cache in [0-9.]* s: line_count' "$T/err" ||
     fail "the lines' program was built after the read: $(cat "$T/err")"
+  # A device that gathers has memory of its own: its pinned staging
+  # buffers were made while the stream arrived, and the sort took them.
+  grep -q 'pinned staging buffers of [0-9]* bytes made while the input was read' "$T/err" ||
+    fail "the staging buffers were made after the read: $(cat "$T/err")"
   # Lines whose ties the host orders: the host puts them in order, and no
   # program for it is built.
   CLSORT_DEVICE_GATHER=1 pipe_same_as_file "$T/kv" -f kv -k str -u
@@ -224,6 +231,17 @@ stream_same_as_file() {
   # The last line without its line end.
   printf '7:last' >> "$T/few"
   stream_same_as_file "$T/few" -f kv -s
+}
+
+@test "a pipe's device loads its program from clsort's cache while the stream arrives" {
+  # PoCL's own kernel cache off: clsort keeps the programs in its own.
+  export XDG_CACHE_HOME=$T/cache POCL_KERNEL_CACHE=0
+  "$REFSORT" gen u32 3000000 25 > "$T/u32"
+  # Its sort of the file first caches the program.
+  pipe_same_as_file "$T/u32"
+  ls "$XDG_CACHE_HOME"/clsort/*.bin > /dev/null || fail "nothing cached"
+  grep -q 'program loaded while the input was read' "$T/err" ||
+    fail "the program was loaded after the read: $(cat "$T/err")"
 }
 
 @test "a stream in runs past 8 MiB builds its program once" {

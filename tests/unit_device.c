@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cl_radix.h"
+#include "cl_stage.h"
 #include "devbuild.h"
 #include "tap.h"
 
@@ -183,12 +184,66 @@ static void early_build(void)
 	unsetenv("CLSORT_NO_CACHE");
 }
 
+/* stg_make_ahead's buffers are the ones the first stg_make on the device
+ * takes, and they carry transfers; a later stager makes its own; dev_close
+ * releases those nobody took. */
+static void early_stage(void)
+{
+	struct dev_ctx d;
+	struct stg s, t;
+	cl_command_queue q;
+	cl_mem buf;
+	cl_int err;
+	void *first;
+	size_t bytes;
+	int i, same = 1;
+
+	if (dev_open(&d, "cpu", false)) {
+		skip("no OpenCL CPU device");
+		return;
+	}
+	ok(d.stage.bytes == 0, "a device opened has no staging buffers waiting");
+	stg_make_ahead(&d);
+	bytes = d.stage.bytes;
+	first = d.stage.host[0];
+	for (i = 0; i < STG_N; i++)
+		same &= d.stage.mem[i] && d.stage.host[i];
+	ok(bytes >= ((size_t)16 << 20) && same, "staging buffers made ahead (%zu bytes each)", bytes);
+	stg_make_ahead(&d);
+	ok(d.stage.bytes == bytes && d.stage.host[0] == first, "made once");
+	q = clCreateCommandQueue(d.context, d.device, 0, &err);
+	stg_init(&s, &d, q, 8, 256);
+	ok(stg_make(&s, 1000) == 0 && s.host[0] == first && s.bytes == bytes && d.stage.bytes == 0 &&
+	   !d.stage.mem[0], "the first stager takes them, whatever its size");
+	buf = clCreateBuffer(d.context, CL_MEM_READ_WRITE, 4096, NULL, &err);
+	memset(s.host[0], 0x5a, 4096);
+	memset(s.host[1], 0, 4096);
+	err = clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, 4096, s.host[0], 0, NULL, NULL);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, 4096, s.host[1], 0, NULL, NULL);
+	ok(err == CL_SUCCESS && !memcmp(s.host[0], s.host[1], 4096), "and transfers go through them");
+	clReleaseMemObject(buf);
+	stg_init(&t, &d, q, 8, 256);
+	ok(stg_make(&t, 1000) == 0 && t.host[0] && t.host[0] != first && t.mapq == q,
+	   "a second stager makes its own");
+	stg_release(&t);
+	stg_release(&s);
+	ok(!s.host[0] && !s.mem[0], "stg_release releases the buffers taken");
+	stg_make_ahead(&d);
+	ok(d.stage.bytes == bytes, "made ahead again");
+	clReleaseCommandQueue(q);
+	dev_close(&d);
+	ok(d.stage.bytes == 0 && !d.stage.mem[0] && !d.stage.host[0],
+	   "dev_close releases the buffers nobody took");
+}
+
 int main(void)
 {
 	devsort_choice();
 	/* Before cache_entries: after it, PoCL 3.1 failed to build the same
 	 * radix program again in a context of its own. */
 	early_build();
+	early_stage();
 	cache_entries();
 	kind_is("auto", DEV_AUTO);
 	kind_is("AUTO", DEV_AUTO);
