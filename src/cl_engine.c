@@ -64,13 +64,13 @@ static bool gathers_on(const struct dev_ctx *d)
  * opened ahead, as the first engine on it: the programs, built or loaded
  * from clsort's cache (a load took the sort 4-40 ms after a 1 GiB
  * stream's last byte on an H100 machine), the sort's (cle_start's choice
- * where the run has RADIX_MIN words or more) and for kv lines the one that
- * puts them in order with their text where the device does; then the
- * pinned staging buffers, where the device has memory of its own as
- * gathers_on judges (an H100 machine's driver took 0.02-0.08 s for 48-96
- * MiB of them; a CPU device's staging is the host's own memory).  Nothing
- * the thread has not begun once the sort has come for the device: the
- * sort's own builds overlap its uploads. */
+ * where the run has RADIX_MIN words or more) and the one that puts the
+ * records (kv lines: with their text) in order where the device does;
+ * then the pinned staging buffers, where the device has memory of its own
+ * as gathers_on judges (an H100 machine's driver took 0.02-0.08 s for
+ * 48-96 MiB of them; a CPU device's staging is the host's own memory).
+ * Nothing the thread has not begun once the sort has come for the device:
+ * the sort's own builds overlap its uploads. */
 static void build_early(struct dev_ctx *d, void *arg)
 {
 	const struct eng_config *c = arg;
@@ -87,10 +87,13 @@ static void build_early(struct dev_ctx *d, void *arg)
 	} else {
 		clb_sort_program(&sh, options, &j[n++]);
 	}
-	if (c->lines && gathers_on(d)) {
+	if ((c->lines || c->records) && gathers_on(d)) {
 		struct clg g;
 		clg_init(&g, d, sh.wsize);
-		clg_lines_program(&g, options, &j[n++]);
+		if (c->lines)
+			clg_lines_program(&g, options, &j[n++]);
+		else
+			clg_records_program(&g, options, &j[n++]);
 	}
 	for (i = 0; i < n && !dev_ahead_wanted(); i++)
 		clb_build_early(d, &j[i]);

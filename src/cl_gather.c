@@ -241,15 +241,22 @@ cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const
 	return err;
 }
 
+void clg_records_program(const struct clg *g, const char *options, struct clb_job *j)
+{
+	j->d = g->d;
+	snprintf(j->options, sizeof j->options, "%s -DGATHER", options);
+	j->names[0] = "gather_records";
+	j->n = 1;
+}
+
 int clg_build(struct clg *g, const char *options)
 {
-	static const char *const names[] = { "gather_records" };
-	char opts[640];
+	struct clb_job j;
 
 	if (g->kernel)
 		return 0;
-	snprintf(opts, sizeof opts, "%s -DGATHER", options);
-	return clb_build(g->d, opts, names, 1, &g->prog, &g->kernel);
+	clg_records_program(g, options, &j);
+	return clb_build(g->d, j.options, j.names, j.n, &g->prog, &g->kernel);
 }
 
 cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out, size_t n,

@@ -54,6 +54,9 @@ void clg_init(struct clg *g, struct dev_ctx *d, size_t wsize);
  * for by name: out may hold an earlier run's lines): 0, or 1 where the
  * device cannot hold them (-vv says so; the host gathers then). */
 int clg_prepare(struct clg *g, size_t units, bool own_out);
+/* The records' program for options, its kernel's name with it, into j
+ * (not built). */
+void clg_records_program(const struct clg *g, const char *options, struct clb_job *j);
 /* The kernel, built with options (the engine's) where it is not yet: once
  * the sort's own program is built, never beside it (some implementations,
  * Oclgrind's, do not take two builds at once).  0 or CLS_E_FAIL after a

@@ -32,6 +32,8 @@ struct eng_config {
 	uint64_t memory;	/* host memory a run may take, all told */
 	size_t beside;		/* bytes per record the caller holds beside the engine */
 	bool lines;		/* kv lines, which eng_sort_lines may be given */
+	bool records;		/* bin records beside their words, which
+				 * eng_sort_records may be given */
 };
 
 /* Fills dst with words [first, first+count) of the array to sort. */

@@ -520,6 +520,7 @@ void runs_config(const struct cls_opts *o, const struct enc_format *f, const cha
 
 	*ec = (struct eng_config){ .device = device, .kind = f->kind, .local = o->local,
 				   .devsort = o->devsort, .lines = srt_lines_in_order(f),
+				   .records = srt_records_in_order(f),
 				   .profiling = o->verbose > 0, .threads = f->threads,
 				   .buffer_bytes = o->buffer_bytes,
 				   .buffer_percent = o->buffer_percent,

@@ -318,6 +318,12 @@ bool srt_lines_in_order(const struct enc_format *f)
 	return f->fmt == CLS_FMT_KV && format_in_order(f);
 }
 
+bool srt_records_in_order(const struct enc_format *f)
+{
+	return f->fmt == CLS_FMT_BIN && format_in_order(f) && f->rec_size <= RECORDS_MAX &&
+	       !enc_packs(f);
+}
+
 /* Sorted words back into the run's own array, where string keys that tie
  * on the word are ordered and -u thins them before they are written. */
 static int collect(void *arg, const void *src, size_t first, size_t count)

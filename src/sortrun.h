@@ -55,6 +55,9 @@ struct srt_times {
  * and all (eng_sort_lines): not where their ties or -u need the words
  * whole afterwards. */
 bool srt_lines_in_order(const struct enc_format *f);
+/* Whether runs of f are bin records that the engine may put in order
+ * beside their words (eng_sort_records): not those packed into them. */
+bool srt_records_in_order(const struct enc_format *f);
 
 /* Sort the planned run b (its words buffer for kv and -u, its lines for
  * kv) on e and

@@ -122,6 +122,15 @@ pipe_same_as_file() {
   # buffers were made while the stream arrived, and the sort took them.
   grep -q 'pinned staging buffers of [0-9]* bytes made while the input was read' "$T/err" ||
     fail "the staging buffers were made after the read: $(cat "$T/err")"
+  # Records wider than their words, put in order on the device: their
+  # program is built while the stream arrives too.
+  "$REFSORT" gen-rec 400000 32 4 u32 26 few > "$T/rec32"
+  CLSORT_DEVICE_GATHER=1 pipe_same_as_file "$T/rec32" -R 32 --key-offset 4 -k u32
+  grep -q 'device gather: [0-9]* records put in order on the device' "$T/err" ||
+    fail "the records were not put in order on the device: $(cat "$T/err")"
+  grep -q -e 'program built while the input was read: gather_records' \
+    -e 'program loaded from cache in [0-9.]* s: gather_records' "$T/err" ||
+    fail "the records' program was built after the read: $(cat "$T/err")"
   # Lines whose ties the host orders: the host puts them in order, and no
   # program for it is built.
   CLSORT_DEVICE_GATHER=1 pipe_same_as_file "$T/kv" -f kv -k str -u
