@@ -190,10 +190,13 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
  * a second), the sort taking it once the input is complete; and kv lines
  * are parsed as they come (lineahead.h), bare keys sorted on the host
  * counted (keyahead.h).  Where the host would sort that many, the choice
- * is looked at again each time the stream has doubled: auto tries the
- * host on inputs its rates do not cover up to a size (threshold.h), and
- * a stream past it would otherwise open its device only after its last
- * byte. */
+ * is looked at again each time the stream has grown by an eighth (a look
+ * is a few microseconds): auto tries the host on inputs its rates do not
+ * cover up to a size (threshold.h), and a stream past it would otherwise
+ * open its device only after its last byte; looks at each doubling missed
+ * streams of up to twice that size. */
+#define LOOK_STEP(bytes) ((bytes) + (bytes) / 8)
+
 struct ahead {
 	const struct cls_opts *o;
 	const struct enc_format *f;
@@ -235,7 +238,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 	}
 	a->first_bytes = len;
 	a->first_records = records;
-	a->look_at = spec ? 0 : 2 * (uint64_t)len;
+	a->look_at = spec ? 0 : LOOK_STEP((uint64_t)len);
 	if (!a->o->header && la_applies(a->f, true))
 		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
 	if (!spec && ka_applies(a->f))
@@ -255,7 +258,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 			(uint64_t)((double)a->first_records * ((double)bytes / (double)a->first_bytes));
 		const char *spec = runs_device(a->o, a->f, records);
 
-		a->look_at = spec ? 0 : 2 * bytes;
+		a->look_at = spec ? 0 : LOOK_STEP(bytes);
 		if (spec)
 			open_device(a, spec);
 	}

@@ -162,6 +162,14 @@ pipe_same_as_file() {
   grep -q 'device opened in [0-9.]* s while the input was read' "$T/err" ||
     fail "no device opened ahead: $(cat "$T/err")"
   grep -q '5000000 records: sorting on .*\[' "$T/err" || fail "not sorted on the device: $(cat "$T/err")"
+  # A stream that ends before it has doubled from its first look to past
+  # the host's share (8000000 keys, 31 MiB; the share 6000000, 23 MiB):
+  # looked at as it grows by an eighth, not only as it doubles.
+  "$REFSORT" gen u32 8000000 28 > "$T/u32.8"
+  cat "$T/u32.8" | "$CLSORT" --host-threshold=6000000 -vv > "$T/got" 2> "$T/err"
+  "$CLSORT" -d host "$T/u32.8" | cmp - "$T/got"
+  grep -q 'device opened in [0-9.]* s while the input was read' "$T/err" ||
+    fail "past the share by less than double: no device opened ahead: $(cat "$T/err")"
   # kv lines: the stream's records taken from its first 8 MiB's lines.
   "$REFSORT" gen-kv 700000 27 > "$T/kv"
   "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
