@@ -2,6 +2,7 @@
 #include "cl_engine.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,12 @@ static void build_early(struct dev_ctx *d, void *arg)
 void cle_open_ahead(const struct eng_config *c)
 {
 	static struct eng_config config;
+	static atomic_bool given;
 
+	/* Once a process, as dev_open_ahead: a later stream's call must not
+	 * write the config the thread of the first may be reading. */
+	if (atomic_exchange(&given, true))
+		return;
 	config = *c;
 	dev_open_ahead(c->device, c->profiling, build_early, &config);
 }
