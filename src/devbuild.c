@@ -118,8 +118,10 @@ out:
 	free(bin);
 }
 
-/* Kernel sources: embedded, or from $CLSORT_KERNEL_DIR for kernel work. */
-static int load_sources(const char **texts, size_t *lens, size_t *count, char **owned)
+/* Kernel sources: embedded, or from $CLSORT_KERNEL_DIR for kernel work
+ * (quiet: no message where one cannot be read, which a later load meets
+ * again and reports). */
+static int load_sources(const char **texts, size_t *lens, size_t *count, char **owned, bool quiet)
 {
 	const char *dir = getenv("CLSORT_KERNEL_DIR");
 	size_t i;
@@ -136,7 +138,8 @@ static int load_sources(const char **texts, size_t *lens, size_t *count, char **
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0 || fstat(fd, &st) || !(owned[i] = malloc((size_t)st.st_size + 1)) ||
 			    read_full(fd, owned[i], (size_t)st.st_size) != st.st_size) {
-				msg_errno(errno, "%s", path);
+				if (!quiet)
+					msg_errno(errno, "%s", path);
 				if (fd >= 0)
 					close(fd);
 				while (i + 1 > 0) {
@@ -198,7 +201,7 @@ bool dev_cached(const struct dev_ctx *d, const char *options)
 	char *owned[16], path[4096];
 	bool found;
 
-	if (driver_caches(d) || load_sources(texts, lens, &count, owned))
+	if (driver_caches(d) || load_sources(texts, lens, &count, owned, true))
 		return false;
 	found = program_path(path, sizeof path, program_key(d, options, texts, lens, count), false) == 0 &&
 		access(path, R_OK) == 0;
@@ -267,7 +270,7 @@ static int build(struct dev_ctx *d, const char *options, const char *what, bool 
 	const bool own_cache = !driver_caches(d);
 	int rc = CLS_E_FAIL;
 
-	if (load_sources(texts, lens, &count, owned))
+	if (load_sources(texts, lens, &count, owned, quiet))
 		return CLS_E_FAIL;
 	key = program_key(d, options, texts, lens, count);
 

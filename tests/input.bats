@@ -190,6 +190,18 @@ pipe_same_as_file() {
   [ ! -e "$T/got" ]
 }
 
+@test "kernel sources that cannot be read while a pipe is read: one message, no output" {
+  "$REFSORT" gen u32 3000000 29 > "$T/u32"
+  # The writer pauses past 8 MiB: the device's thread meets the missing
+  # sources first, and leaves the message to the sort.
+  { head -c $((9 << 20)) "$T/u32"; sleep 1; tail -c +$(((9 << 20) + 1)) "$T/u32"; } |
+    CLSORT_KERNEL_DIR="$T/none" XDG_CACHE_HOME="$T/cache" \
+      "$CLSORT" "${DEV[@]}" -k u32 -o "$T/got" 2> "$T/err" && fail "sorted without kernels"
+  [ "$(cat "$T/err")" = "clsort: $T/none/common.cl: No such file or directory" ] ||
+    fail "$(cat "$T/err")"
+  [ ! -e "$T/got" ]
+}
+
 @test "a FIFO named as an input is read as a pipe" {
   "$REFSORT" gen-kv 20000 26 > "$T/kv"
   "$CLSORT" "${DEV[@]}" -f kv "$T/kv" > "$T/want"
