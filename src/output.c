@@ -332,6 +332,11 @@ static void copy_parallel(unsigned char *dst, const unsigned char *src, size_t l
 	run_parallel(copy_job, jobs, sizeof jobs[0], n);
 }
 
+void out_copy(void *dst, const void *src, size_t len, unsigned threads)
+{
+	copy_parallel(dst, src, len, threads, false);
+}
+
 bool out_claimable(const struct out_writer *w, uint64_t len)
 {
 	/* A run kept in memory, within the room it was opened with. */

@@ -181,5 +181,9 @@ void out_emit_free(struct out_writer *w);
  * bytes into the output: one for a small copy. */
 #define OUT_COPY_MAX_THREADS 64
 unsigned out_copy_threads(size_t bytes, unsigned threads);
+/* dst[0..len) = src[0..len), shared by those threads as a copy into the
+ * output is: for other large copies beside the output's (the words a
+ * device's staging takes). */
+void out_copy(void *dst, const void *src, size_t len, unsigned threads);
 
 #endif

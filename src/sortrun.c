@@ -95,6 +95,35 @@ static uint64_t run_bytes(const struct enc_format *f, const struct enc_batch *b,
 	return b->n ? bytes * (first + count) / b->n - bytes * first / b->n : 0;
 }
 
+static int produce(void *arg, void *dst, size_t first, size_t count)
+{
+	const struct run_io *io = arg;
+	const size_t ws = word_size(io->f->kind);
+	const double t0 = now_sec();
+	int rc = 0;
+
+	/* kv runs are parsed whole (and may be sorted where they are): their
+	 * words copied on the threads (4 GiB of kv lines have 1.5 GB of them,
+	 * whose copy on one thread took the staging of a GPU's sort 0.36-0.44
+	 * s against 0.16-0.20 s shared); bin records are encoded as they go. */
+	if (io->b->words) {
+		const char *src = (const char *)io->b->words + first * ws;
+		if (dst != src)
+			out_copy(dst, src, count * ws, io->f->threads);
+	} else if (io->b->pick)
+		rc = io->b->pick(io->b->pick_ctx, first, count, dst);
+	else if (io->packed)
+		rc = enc_pack_range(io->f, io->b, first, count, dst);
+	else
+		rc = enc_encode_range(io->f, io->b, first, count, dst);
+	if (rc == 0 && io->warm && io->warm->in && (!io->f->indexed || io->packed) &&
+	    !io->in_place && first + count == io->b->n)
+		warm_drop_input(io->warm, io->b);
+	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
+	io->t->produce += now_sec() - t0;
+	return rc;
+}
+
 static int consume(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
@@ -145,13 +174,15 @@ static void text_job(void *arg)
 	memset(j->dst + n, 0, j->len - n);
 }
 
-/* Units [first, first+count) of fn's bytes, each unit a word's size:
- * shared by the threads as copies into the output are (one thread's copy
- * of a 64 MiB chunk took longer than the device's sort of it). */
-static void share_units(const struct run_io *io, void (*fn)(void *), void *dst, size_t first,
-			size_t count)
+/* Units [first, first+count) of fn's bytes, each unit a word's size, for
+ * an engine that puts them in order itself: shared by the threads as
+ * copies into the output are (one thread's copy of a 64 MiB chunk took
+ * longer than the device's sort of it). */
+static int produce_units(const struct run_io *io, void (*fn)(void *), void *dst, size_t first,
+			 size_t count)
 {
 	const size_t ws = word_size(io->f->kind), bytes = count * ws;
+	const double t0 = now_sec();
 	struct records_job jobs[OUT_COPY_MAX_THREADS];
 	const unsigned n = out_copy_threads(bytes, io->f->threads);
 	unsigned i;
@@ -163,54 +194,8 @@ static void share_units(const struct run_io *io, void (*fn)(void *), void *dst, 
 						(unsigned char *)dst + at };
 	}
 	run_parallel(fn, jobs, sizeof jobs[0], n);
-}
-
-/* The same, for an engine that puts them in order itself, timed with the
- * words' production. */
-static int produce_units(const struct run_io *io, void (*fn)(void *), void *dst, size_t first,
-			 size_t count)
-{
-	const double t0 = now_sec();
-
-	share_units(io, fn, dst, first, count);
 	io->t->produce += now_sec() - t0;
 	return 0;
-}
-
-/* The words of a run made whole before its sort (kv lines parsed whole),
- * on the threads: 4 GiB of kv lines have 1.5 GB of them, whose copy on
- * one thread took the staging of a GPU's sort 0.36-0.44 s against
- * 0.16-0.20 s shared. */
-static void words_job(void *arg)
-{
-	const struct records_job *j = arg;
-	memcpy(j->dst, (const unsigned char *)j->io->b->words + j->from, j->len);
-}
-
-static int produce(void *arg, void *dst, size_t first, size_t count)
-{
-	const struct run_io *io = arg;
-	const size_t ws = word_size(io->f->kind);
-	const double t0 = now_sec();
-	int rc = 0;
-
-	/* kv runs are parsed whole (and may be sorted where they are); bin
-	 * records are encoded as they go. */
-	if (io->b->words) {
-		if (dst != (const char *)io->b->words + first * ws)
-			share_units(io, words_job, dst, first, count);
-	} else if (io->b->pick)
-		rc = io->b->pick(io->b->pick_ctx, first, count, dst);
-	else if (io->packed)
-		rc = enc_pack_range(io->f, io->b, first, count, dst);
-	else
-		rc = enc_encode_range(io->f, io->b, first, count, dst);
-	if (rc == 0 && io->warm && io->warm->in && (!io->f->indexed || io->packed) &&
-	    !io->in_place && first + count == io->b->n)
-		warm_drop_input(io->warm, io->b);
-	prog_add(PROG_SORT, run_bytes(io->f, io->b, first, count));
-	io->t->produce += now_sec() - t0;
-	return rc;
 }
 
 /* The run's records side by side in index order (kv lines: their entries
