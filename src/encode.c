@@ -572,6 +572,7 @@ void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const voi
 	c->p = data;
 	c->end = c->p + len;
 	c->name = name;
+	c->digits = f->fmt == CLS_FMT_KV && kvk_digits_ok(f);
 }
 
 int enc_cursor_next(struct enc_cursor *c)
@@ -593,6 +594,15 @@ int enc_cursor_next(struct enc_cursor *c)
 			c->len = f->rec_size;
 			c->p += f->rec_size;
 			c->key = f->kt->sortable(key_load(f->kt, c->rec + f->key_off)) ^ f->mask;
+			return 1;
+		}
+		if (c->digits && kvk_digits_key(f, (const char *)c->rec, (const char *)c->end,
+						&c->key, &k)) {
+			nl = memchr(k, f->eol, (size_t)(c->end - (const unsigned char *)k));
+			c->len = nl ? (size_t)(nl - c->rec) : (size_t)(c->end - c->rec);
+			c->p = nl ? nl + 1 : c->end;
+			c->kp = c->rec;
+			c->klen = (size_t)((const unsigned char *)k - c->rec);
 			return 1;
 		}
 		nl = memchr(c->p, f->eol, (size_t)(c->end - c->p));

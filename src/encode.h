@@ -204,6 +204,7 @@ struct enc_cursor {
 	uint64_t key;		/* sortable key, mask applied */
 	const unsigned char *kp;	/* string keys: the key's bytes */
 	size_t klen;
+	bool digits;		/* kv: keys may be read as digits (kvk_digits_ok) */
 };
 
 void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const void *data,

@@ -131,13 +131,24 @@ static void kv_parse_job(void *arg)
 {
 	struct kv_job *j = arg;
 	const struct enc_format *f = j->f;
-	const char *p = j->start, *nl, *k;
+	const bool digits = kvk_digits_ok(f);
+	const char *p = j->start, *nl, *k, *sep;
 	size_t i, out = j->first, klen;
 	uint64_t key;
 	int rc;
 
 	for (i = 0; i < j->lines; i++) {
 		size_t len;
+		if (digits && kvk_digits_key(f, p, j->end, &key, &sep)) {
+			nl = memchr(sep, f->eol, (size_t)(j->end - sep));
+			len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
+			j->b->lines[out].p = p;
+			j->b->lines[out].len = len;
+			put_word(f->kind, j->b->words, out, key, out);
+			out++;
+			p = nl ? nl + 1 : j->end;
+			continue;
+		}
 		nl = memchr(p, f->eol, (size_t)(j->end - p));
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
 		if (f->nkeys) {

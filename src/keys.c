@@ -258,13 +258,13 @@ DEFINE_DECODE(u64, uint64_t)
 DEFINE_DECODE(i64, uint64_t)
 
 const struct key_type key_types[] = {
-	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32, 0 },
-	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32, 0 },
-	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL, 0 },
-	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64, 0 },
-	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64, 0 },
-	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL, 0 },
-	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL, 0 },
+	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32, 0, UINT32_MAX },
+	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32, 0, INT32_MAX },
+	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL, 0, 0 },
+	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64, 0, UINT64_MAX },
+	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64, 0, INT64_MAX },
+	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL, 0, 0 },
+	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL, 0, 0 },
 };
 
 const struct key_type *key_type_find(const char *name)

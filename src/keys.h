@@ -47,6 +47,10 @@ struct key_type {
 	 * keys (bytekey.h), whose word holds their first width bytes.  No
 	 * parse: they are binary only. */
 	unsigned size;
+	/* The largest value parse takes from plain decimal digits, without
+	 * a sign, as the digits' own value (kvk_digits_key); 0 where parse
+	 * reads more than plain digits. */
+	uint64_t dec_max;
 };
 
 extern const struct key_type key_types[];

@@ -31,6 +31,38 @@ enum { KV_NOFIELD = -10 };
 int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
 	    const char **kp, size_t *kplen, unsigned char *buf, size_t cap);
 
+/* Whether a line's key may be read by kvk_digits_key: where it is a
+ * number whose type reads plain digits (key_type.dec_max), the first
+ * field, split at a separator that is neither a digit nor the line end. */
+bool kvk_digits_ok(const struct enc_format *f);
+
+/* Decimal digits kvk_digits_key reads at most: 10^19 - 1 fits 64 bits. */
+#define KVK_DIGITS 19
+
+/* The key of the line at line, read no further than end, where it is
+ * one to KVK_DIGITS decimal digits ended by the separator, as most kv
+ * lines' ("123:value") are, and in its type's range: true, with *key as
+ * kvk_key would set it and *sep at the separator; false where the line
+ * needs kvk_key.  Only where kvk_digits_ok(f). */
+static inline bool kvk_digits_key(const struct enc_format *f, const char *line, const char *end,
+				  uint64_t *key, const char **sep)
+{
+	const char *const stop = end - line > KVK_DIGITS ? line + KVK_DIGITS : end;
+	const char *q = line;
+	uint64_t v = 0;
+	unsigned d;
+
+	while (q < stop && (d = (unsigned char)*q - '0') <= 9) {
+		v = v * 10 + d;
+		q++;
+	}
+	if (q == line || q == end || *q != f->sep || v > f->kt->dec_max)
+		return false;
+	*key = f->kt->sortable(v) ^ f->mask;
+	*sep = q;
+	return true;
+}
+
 /* Order of two lines whose keys parse, by all the keys of f (several
  * keys): negative, 0 or positive, the order of their composed keys. */
 int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *b, size_t blen);

@@ -1,5 +1,6 @@
-/* Unit tests of the key types (keys.h), of counting lines (encode_kv.h)
- * and of parse_size (util.h). */
+/* Unit tests of the key types (keys.h), of counting lines (encode_kv.h),
+ * of reading a line's digits as its key (kvkey.h) and of parse_size
+ * (util.h). */
 #include "config.h"
 
 #include <math.h>
@@ -10,6 +11,7 @@
 
 #include "encode_kv.h"
 #include "keys.h"
+#include "kvkey.h"
 #include "util.h"
 #include "tap.h"
 
@@ -654,9 +656,92 @@ static void test_count_lines(void)
 	   bad);
 }
 
+/* kvk_digits_key on line (its text to its end, no line end) of a kv
+ * format of type and mask: where it reads a key, the key kvk_key reads; it
+ * reads one exactly where want. */
+static void digits_case(const char *type, uint64_t mask, const char *line, bool want)
+{
+	struct enc_format f = { .fmt = CLS_FMT_KV, .kt = T(type), .sep = ':', .eol = '\n',
+				.field = 1, .mask = mask };
+	const size_t len = strlen(line);
+	uint64_t got = 0, ref = 0;
+	const char *sep = NULL, *k;
+	size_t klen;
+	const bool read = kvk_digits_key(&f, line, line + len, &got, &sep);
+	const int rc = kvk_key(&f, line, len, &ref, &k, &klen, NULL, 0);
+
+	ok(read == want && (!read || (rc == KEY_OK && got == ref && sep == k + klen)),
+	   "%s%s '%s': digits read %s (want %s), kvk_key rc %d, 0x%llx against 0x%llx", type,
+	   mask ? " descending" : "", line, read ? "yes" : "no", want ? "yes" : "no", rc,
+	   (unsigned long long)got, (unsigned long long)ref);
+}
+
+static void test_digits_key(void)
+{
+	static const char *const types[] = { "u32", "i32", "u64", "i64" };
+	struct enc_format f = { .fmt = CLS_FMT_KV, .kt = T("u32"), .sep = ':', .eol = '\n',
+				.field = 1 };
+	size_t t;
+
+	for (t = 0; t < 4; t++) {
+		const char *ty = types[t];
+		const bool wide = T(ty)->width == 8, sign = ty[0] == 'i';
+		const uint64_t all = wide ? UINT64_MAX : UINT32_MAX;
+		digits_case(ty, 0, "0:zero", true);
+		digits_case(ty, 0, "7:x", true);
+		digits_case(ty, all, "7:x", true);
+		digits_case(ty, 0, "000123:leading zeros", true);
+		digits_case(ty, 0, "2147483647:", true);
+		digits_case(ty, 0, "2147483648:", !sign || wide);
+		digits_case(ty, 0, "4294967295:v", true && (!sign || wide));
+		digits_case(ty, 0, "4294967296:v", wide);
+		digits_case(ty, 0, "9223372036854775807:v", wide);
+		digits_case(ty, all, "9223372036854775807:v", wide);
+		digits_case(ty, 0, "9223372036854775808:v", wide && !sign);
+		digits_case(ty, 0, "0000000000000000001:nineteen digits", true);
+		/* Twenty digits, signs, blanks, no digit, no separator. */
+		digits_case(ty, 0, "00000000000000000001:twenty digits", false);
+		digits_case(ty, 0, "18446744073709551615:", false);
+		digits_case(ty, 0, "-1:neg", false);
+		digits_case(ty, 0, "+1:plus", false);
+		digits_case(ty, 0, " 1:blank", false);
+		digits_case(ty, 0, "1 :blank", false);
+		digits_case(ty, 0, ":empty", false);
+		digits_case(ty, 0, "12", false);
+		digits_case(ty, 0, "12x:y", false);
+		digits_case(ty, 0, "", false);
+	}
+	/* What never reads digits: a key past the first field, a string key,
+	 * fields at blanks, floats, a separator that is a digit or the line
+	 * end; and where it may, never past its end. */
+	ok(kvk_digits_ok(&f), "a u32 kv key may be read as digits");
+	f.field = 2;
+	ok(!kvk_digits_ok(&f), "not the second field");
+	f.field = 1;
+	f.blank = true;
+	ok(!kvk_digits_ok(&f), "not fields at blanks");
+	f.blank = false;
+	f.kt = T("f64");
+	ok(!kvk_digits_ok(&f), "not f64");
+	f.kt = T("u32");
+	f.sep = '5';
+	ok(!kvk_digits_ok(&f), "not a digit separator");
+	f.sep = '\n';
+	ok(!kvk_digits_ok(&f), "not a separator that ends lines");
+	f.sep = ':';
+	{
+		const char text[] = "123:";
+		uint64_t key;
+		const char *sep;
+		ok(!kvk_digits_key(&f, text, text + 3, &key, &sep),
+		   "digits that reach the end of the text are not a key");
+	}
+}
+
 int main(void)
 {
 	test_count_lines();
+	test_digits_key();
 	test_table();
 	test_integer_parse();
 	test_float_parse();
