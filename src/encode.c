@@ -572,7 +572,7 @@ void enc_cursor_init(struct enc_cursor *c, const struct enc_format *f, const voi
 	c->p = data;
 	c->end = c->p + len;
 	c->name = name;
-	c->digits = f->fmt == CLS_FMT_KV && kvk_digits_ok(f);
+	c->digits = kvk_digits_ok(f);
 }
 
 int enc_cursor_next(struct enc_cursor *c)
@@ -580,10 +580,11 @@ int enc_cursor_next(struct enc_cursor *c)
 	const struct enc_format *f = c->f;
 
 	for (;;) {
-		const unsigned char *nl;
-		const char *k;
+		const unsigned char *nl, *from;
+		const char *k, *sep;
 		size_t klen;
 		unsigned char prefix[8];
+		bool read;
 		int rc;
 
 		if (c->p >= c->end)
@@ -596,20 +597,21 @@ int enc_cursor_next(struct enc_cursor *c)
 			c->key = f->kt->sortable(key_load(f->kt, c->rec + f->key_off)) ^ f->mask;
 			return 1;
 		}
-		if (c->digits && kvk_digits_key(f, (const char *)c->rec, (const char *)c->end,
-						&c->key, &k)) {
-			nl = memchr(k, f->eol, (size_t)(c->end - (const unsigned char *)k));
-			c->len = nl ? (size_t)(nl - c->rec) : (size_t)(c->end - c->rec);
-			c->p = nl ? nl + 1 : c->end;
-			c->kp = c->rec;
-			c->klen = (size_t)((const unsigned char *)k - c->rec);
-			return 1;
-		}
-		nl = memchr(c->p, f->eol, (size_t)(c->end - c->p));
-		c->len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
+		/* A key of digits read, the line's end is looked for past it. */
+		read = c->digits && kvk_digits_key(f, (const char *)c->rec, (const char *)c->end,
+						   &c->key, &sep);
+		from = read ? (const unsigned char *)sep : c->rec;
+		nl = memchr(from, f->eol, (size_t)(c->end - from));
+		c->len = nl ? (size_t)(nl - c->rec) : (size_t)(c->end - c->rec);
 		c->p = nl ? nl + 1 : c->end;
-		rc = kvk_key(f, (const char *)c->rec, c->len, &c->key, &k, &klen, prefix,
-			     sizeof prefix);
+		if (read) {
+			rc = KEY_OK;
+			k = (const char *)c->rec;
+			klen = (size_t)(sep - k);
+		} else {
+			rc = kvk_key(f, (const char *)c->rec, c->len, &c->key, &k, &klen, prefix,
+				     sizeof prefix);
+		}
 		if (rc == KEY_OK) {
 			/* Several keys are compared line by line (kvk_cmp). */
 			c->kp = f->nkeys ? NULL : (const unsigned char *)k;

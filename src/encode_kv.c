@@ -138,20 +138,15 @@ static void kv_parse_job(void *arg)
 	int rc;
 
 	for (i = 0; i < j->lines; i++) {
+		/* A key of digits read, the line's end is looked for past it. */
+		const bool read = digits && kvk_digits_key(f, p, j->end, &key, &sep);
+		const char *from = read ? sep : p;
 		size_t len;
-		if (digits && kvk_digits_key(f, p, j->end, &key, &sep)) {
-			nl = memchr(sep, f->eol, (size_t)(j->end - sep));
-			len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-			j->b->lines[out].p = p;
-			j->b->lines[out].len = len;
-			put_word(f->kind, j->b->words, out, key, out);
-			out++;
-			p = nl ? nl + 1 : j->end;
-			continue;
-		}
-		nl = memchr(p, f->eol, (size_t)(j->end - p));
+		nl = memchr(from, f->eol, (size_t)(j->end - from));
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-		if (f->nkeys) {
+		if (read) {
+			rc = KEY_OK;
+		} else if (f->nkeys) {
 			rc = composed_key(j, p, len, &key, &k, &klen);
 			if (j->nomem)
 				break;

@@ -161,8 +161,8 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 
 bool kvk_digits_ok(const struct enc_format *f)
 {
-	return !f->nkeys && !f->str && !f->blank && f->field == 1 && f->kt && f->kt->dec_max &&
-	       f->sep != f->eol && (unsigned char)f->sep - '0' > 9;
+	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->str && !f->blank && f->field == 1 && f->kt &&
+	       f->kt->dec_max && f->sep != f->eol && (unsigned char)f->sep - '0' > 9;
 }
 
 int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,

@@ -31,8 +31,8 @@ enum { KV_NOFIELD = -10 };
 int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
 	    const char **kp, size_t *kplen, unsigned char *buf, size_t cap);
 
-/* Whether a line's key may be read by kvk_digits_key: where it is a
- * number whose type reads plain digits (key_type.dec_max), the first
+/* Whether a line's key may be read by kvk_digits_key: kv lines whose key
+ * is a number whose type reads plain digits (key_type.dec_max), the first
  * field, split at a separator that is neither a digit nor the line end. */
 bool kvk_digits_ok(const struct enc_format *f);
 
