@@ -10,6 +10,7 @@
 #include "deal.h"
 #include "device.h"
 #include "engine.h"
+#include "partition.h"
 #include "sieve.h"
 #include "runs.h"
 #include "sortrun.h"

@@ -167,11 +167,3 @@ int part_split(const struct enc_format *f, const struct in_set *in, uint64_t rec
 {
 	return part_split_n(f, in, records, part_count(records, cap), SAMPLES, false, dst, p);
 }
-
-void part_free(struct part_set *p)
-{
-	free(p->buf);
-	free(p->files);
-	free(p->ranges);
-	memset(p, 0, sizeof *p);
-}

@@ -6,7 +6,7 @@
  * then copied, on all threads, into the buffer of its range, in input
  * order.  Sorted one after another, each stably, and written in order, the
  * ranges are the sorted output: no merge.  The cut itself, which counts and
- * copies the records by range, is sieve.h's. */
+ * copies the records by range, and the ranges it makes, are sieve.h's. */
 #ifndef CLSORT_PARTITION_H
 #define CLSORT_PARTITION_H
 
@@ -16,18 +16,7 @@
 
 #include "encode.h"
 #include "input.h"
-
-/* part_split's answer when a kv line has no key and bad lines are not
- * skipped: sort the input the other way, which names the line. */
-#define PART_BAD_LINE (-20)
-
-struct part_set {
-	struct in_set *ranges;		/* count of them, in key order */
-	size_t count;
-	struct in_file *files;		/* one per range, in buf */
-	unsigned char *buf;
-	size_t buf_len;
-};
+#include "sieve.h"
 
 /* Cut records records of in into ranges that each hold about cap records,
  * threads at a time: copied into dst, which has room for in's bytes, or
@@ -47,12 +36,6 @@ int part_split_n(const struct enc_format *f, const struct in_set *in, uint64_t r
 /* The pieces of part_split_n, for inputs cut over several processes,
  * where in is a slice of the inputs that starts base bytes into them (the
  * positions that break ties are global). */
-
-/* A splitter, or a sampled record: its key, then its position (the byte
- * offset of the record in the inputs taken end to end) breaks ties. */
-struct part_key {
-	uint64_t key, pos;
-};
 
 /* A sampled record, and the share of the records it stands for. */
 struct part_sample {
@@ -81,8 +64,6 @@ size_t part_pick(const struct enc_format *f, const struct in_set *in, uint64_t r
  * Same returns as part_split. */
 int part_scatter(const struct enc_format *f, const struct in_set *in, uint64_t base,
 		 const struct part_key *sp, size_t nsp, unsigned char *dst, struct part_set *p);
-
-void part_free(struct part_set *p);
 
 /* Ranges part_split would make of records records with runs of cap. */
 size_t part_count(uint64_t records, size_t cap);

@@ -644,3 +644,11 @@ void part_sieve_free(struct part_sieve *s)
 	free(s->start);
 	memset(s, 0, sizeof *s);
 }
+
+void part_free(struct part_set *p)
+{
+	free(p->buf);
+	free(p->files);
+	free(p->ranges);
+	memset(p, 0, sizeof *p);
+}

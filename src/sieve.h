@@ -1,7 +1,7 @@
-/* The cut of an input into the key ranges of given splitters (partition.h):
- * the records counted per range, piece by piece on every thread, then
- * dealt to the ranges as sort words or copied into memory, each range's
- * records in input order. */
+/* The cut of an input into the key ranges of given splitters (picked by
+ * partition.h): the records counted per range, piece by piece on every
+ * thread, then dealt to the ranges as sort words or copied into memory,
+ * each range's records in input order. */
 #ifndef CLSORT_SIEVE_H
 #define CLSORT_SIEVE_H
 
@@ -11,7 +11,29 @@
 
 #include "encode.h"
 #include "input.h"
-#include "partition.h"
+
+/* The cut's answer (and part_split's) when a kv line has no key and bad
+ * lines are not skipped: sort the input the other way, which names the
+ * line. */
+#define PART_BAD_LINE (-20)
+
+/* The ranges a cut copied the records into. */
+struct part_set {
+	struct in_set *ranges;		/* count of them, in key order */
+	size_t count;
+	struct in_file *files;		/* one per range, in buf */
+	unsigned char *buf;
+	size_t buf_len;
+};
+
+/* A splitter, or a sampled record: its key, then its position (the byte
+ * offset of the record in the inputs taken end to end) breaks ties. */
+struct part_key {
+	uint64_t key, pos;
+};
+
+/* Give back the ranges' memory. */
+void part_free(struct part_set *p);
 
 /* Length of the record at p (kv: of the line, without its end) and where
  * the next one starts. */

@@ -13,6 +13,7 @@
 
 #include "../src/deal.h"
 #include "../src/keys.h"
+#include "../src/partition.h"
 #include "../src/sieve.h"
 #include "../src/util.h"
 #include "tap.h"
