@@ -261,16 +261,6 @@ int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, ui
 	return kvk_key(f, (const char *)rec, len, key, &k, &klen, prefix, sizeof prefix);
 }
 
-void enc_free_keys(struct enc_batch *b)
-{
-	struct enc_block *bl, *next;
-	for (bl = b->blocks; bl; bl = next) {
-		next = bl->next;
-		free(bl);
-	}
-	b->blocks = NULL;
-}
-
 int enc_batch_alloc(const struct enc_format *f, size_t cap, struct enc_batch *b)
 {
 	const bool kv = f->fmt == CLS_FMT_KV;

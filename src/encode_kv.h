@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "encode.h"
+#include "batch.h"
 
 /* Below this many bytes a job is not worth a thread. */
 #define ENC_MIN_JOB_BYTES (1u << 20)

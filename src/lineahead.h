@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "encode.h"
+#include "batch.h"
 
 struct line_ahead;
 
