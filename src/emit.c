@@ -526,6 +526,23 @@ out:
 	return rc;
 }
 
+/* The threads' buffers out_emit keeps between runs, freed by out_finish
+ * and out_abort through w->emit_free. */
+static void emit_free(struct out_writer *w)
+{
+	struct gather *g = w->emit_state;
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < GATHER_MAX_THREADS; i++) {
+		free(g[i].buf);
+		free(g[i].ent);
+	}
+	free(g);
+	w->emit_state = NULL;
+}
+
 /* Records of indexed words (or kv lines in order already, sorted):
  * copied by several threads into buffers of their own, written in order,
  * GATHER_ROUND records a thread at a time; fixed-size records and lines
@@ -540,14 +557,15 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 	size_t i, first, step;
 	int rc = 0;
 
-	if (!w->gathers) {
-		w->gathers = calloc(GATHER_MAX_THREADS, sizeof *g);
-		if (!w->gathers) {
+	if (!w->emit_state) {
+		w->emit_state = calloc(GATHER_MAX_THREADS, sizeof *g);
+		w->emit_free = emit_free;
+		if (!w->emit_state) {
 			msg_errno(ENOMEM, "cannot gather the sorted records");
 			return CLS_E_FAIL;
 		}
 	}
-	g = w->gathers;
+	g = w->emit_state;
 	if (f->fmt == CLS_FMT_KV && !sorted) {
 		rc = emit_kv_dealt(w, f, b, words, count, threads, spare, spare_bytes);
 		if (rc != 1)
@@ -631,19 +649,4 @@ int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct 
 	struct tie_run t = { w, f, b };
 	const struct tie_key k = { tie_run_key, &t, f->mask != 0 };
 	return f->tail ? tie_flush(&w->ties, &k, tie_run_emit, &t) : 0;
-}
-
-void out_emit_free(struct out_writer *w)
-{
-	struct gather *g = w->gathers;
-	size_t i;
-	tie_free(&w->ties);
-	if (!g)
-		return;
-	for (i = 0; i < GATHER_MAX_THREADS; i++) {
-		free(g[i].buf);
-		free(g[i].ent);
-	}
-	free(g);
-	w->gathers = NULL;
 }

@@ -1,5 +1,5 @@
 #include "config.h"
-#include "output.h"
+#include "outgrow.h"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -87,15 +87,6 @@ int out_open_final(struct out_writer *w, const char *path, bool sync)
 static int flush(struct out_writer *w);
 static int fail_write(struct out_writer *w);
 
-bool out_seekable(struct out_writer *w)
-{
-	struct stat st;
-	const int fl = w->mem || w->map ? -1 : fcntl(w->fd, F_GETFL);
-
-	return fl >= 0 && !(fl & O_APPEND) && fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	       lseek(w->fd, 0, SEEK_CUR) >= 0;
-}
-
 int out_open_part(struct out_writer *part, struct out_writer *w, uint64_t off)
 {
 	off_t here;
@@ -160,14 +151,6 @@ static unsigned char *map_rw(struct out_writer *w, size_t len, off_t off)
 		    MAP_FAILED;
 	close(fd);
 	return p;
-}
-
-long long out_stdout_end(struct out_writer *w)
-{
-	struct stat st;
-	const off_t here = out_seekable(w) ? lseek(w->fd, 0, SEEK_CUR) : -1;
-
-	return here >= 0 && fstat(w->fd, &st) == 0 && st.st_size == here ? (long long)here : -1;
 }
 
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in)
@@ -497,7 +480,9 @@ int out_finish(struct out_writer *w)
 		out_abort(w);
 		return rc;
 	}
-	out_emit_free(w);
+	tie_free(&w->ties);
+	if (w->emit_free)
+		w->emit_free(w);
 	free(w->buf);
 	w->buf = NULL;
 	return 0;
@@ -506,7 +491,9 @@ int out_finish(struct out_writer *w)
 void out_abort(struct out_writer *w)
 {
 	out_grow_end(w);
-	out_emit_free(w);
+	tie_free(&w->ties);
+	if (w->emit_free)
+		w->emit_free(w);
 	unmap(w);
 	/* Standard output mapped and sized ahead: none of it stays. */
 	if (w->is_stdout && w->presized && ftruncate(w->fd, (off_t)w->map_at) == 0) {

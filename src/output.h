@@ -1,8 +1,8 @@
 /* Output: buffered writers to the final destination (stdout, or -o FILE
  * through a temporary file renamed into place when complete), to run
- * files, or to memory (output.c); the room of a stream's output taken as
- * the stream arrives (outgrow.c); and the gather that writes a sorted
- * run's records in word order (emit.c). */
+ * files, or to memory (output.c), whose state is writer.h's and the room of
+ * whose stream output is taken as the stream arrives (outgrow.h); and the
+ * gather that writes a sorted run's records in word order (emit.c). */
 #ifndef CLSORT_OUTPUT_H
 #define CLSORT_OUTPUT_H
 
@@ -10,39 +10,9 @@
 #include <stddef.h>
 
 #include "encode.h"
-#include "outfile.h"
-#include "tie.h"
+#include "outgrow.h"
+#include "writer.h"
 
-struct out_writer {
-	int fd;			/* -1 for a memory writer */
-	const char *name;	/* for messages */
-	bool dest_open;		/* -o: dest holds what fd writes for it */
-	struct out_dest dest;
-	bool progress;		/* the final output: its bytes count for --progress */
-	unsigned char *buf;
-	size_t cap, len;
-	bool mem;		/* grows in memory, never flushed */
-	size_t total;		/* bytes written so far */
-	struct gather *gathers;	/* per-thread buffers of out_emit */
-	unsigned char *map;	/* -o: a shared mapping of the file's first map_len bytes
-				 * (a part: of its own), map_lead bytes into it */
-	size_t map_lead;
-	size_t map_len;
-	size_t map_faulted;	/* bytes from the mapping's start whose pages are
-				 * faulted in (all of them where it was made so) */
-	size_t presized;	/* bytes the file was given before any data */
-	unsigned threads;	/* for copies into the mapping or memory */
-	struct tie_stream ties;	/* out_emit: tied words of long keys held back */
-	bool own;		/* fd is a temporary file of this writer's own (a run's) */
-	bool part;		/* a part of another writer's file, written at... */
-	uint64_t at;		/* ...this offset */
-	bool is_stdout;		/* standard output, which a regular file may be */
-	uint64_t map_at;	/* the file offset the mapping's data starts at */
-	struct out_grow *grow;	/* out_grow's thread, while it runs */
-	bool grow_declined;	/* out_grow found nothing to take room in */
-	bool grown;		/* out_grow took presized bytes of room from
-				 * map_at on */
-};
 
 /* The final output: stdout when path is NULL, else path, written through a
  * temporary file in its directory when it is (or will be) a regular file
@@ -66,9 +36,6 @@ int out_open_run(struct out_writer *w, int fd, const char *name, size_t expect, 
  * to threads threads. */
 int out_open_mem(struct out_writer *w, size_t expect, unsigned threads);
 
-/* Whether w writes a regular file at its offset, where parts of it may be
- * written side by side (out_open_part). */
-bool out_seekable(struct out_writer *w);
 /* For w seekable: a writer (part) of the bytes of w's file from off bytes
  * past what w has written, for another thread to write with pwrite(2)
  * while the other parts are written; out_finish flushes it, and leaves the
@@ -93,25 +60,6 @@ void out_reserve(struct out_writer *w, uint64_t bytes);
  * through write(2) as usual.  True at once where w is mapped already. */
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in);
 
-/* The output of an input stream that is still arriving, bytes of it so
- * far, where the sort will map it (out_map): a -o temporary file, or
- * standard output that is a regular file ending at its offset, nothing
- * written yet.  A thread of its own allocates the file's room behind the
- * stream (fallocate), so that out_map finds it taken: in memory (tmpfs)
- * its pages zeroed while the stream is read instead of after it.  Called
- * as the stream grows, on the thread that reads it; returns at once.  An
- * allocation that fails stops the thread and is not an error: out_map
- * finds out, as before. */
-void out_grow(struct out_writer *w, uint64_t bytes);
-/* Stop out_grow's thread and wait for it: the room it took is the file's
- * sized ahead from then on (out_map maps it; out_finish cuts the file to
- * what was written, out_abort standard output to none of it).  Nothing
- * where no thread runs. */
-void out_grow_end(struct out_writer *w);
-/* Where standard output is a regular file that ends at its offset (not
- * appended to, nothing after it to keep), that offset: the output may be
- * mapped from there.  -1 otherwise. */
-long long out_stdout_end(struct out_writer *w);
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
  * message. */
@@ -174,8 +122,6 @@ bool out_holds(const struct out_writer *w, const void *p);
 /* The run's words are all emitted: write what is held back.  Same
  * returns. */
 int out_emit_end(struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
-/* Free what out_emit keeps between runs (out_finish and out_abort do). */
-void out_emit_free(struct out_writer *w);
 
 /* How many of threads (at most OUT_COPY_MAX_THREADS) share a copy of
  * bytes into the output: one for a small copy. */

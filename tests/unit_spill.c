@@ -48,7 +48,7 @@ int main(void)
 		ok(tie_push(&w.ties, &k, tied, 3, no_emit, NULL) == 0 && w.ties.held,
 		   "run %d: tied words held", i);
 		ok(spl_keep(&s, &w, &r) == 0, "run %d: kept", i);
-		ok(!w.buf && !w.gathers && !w.ties.held && w.ties.cap == 0,
+		ok(!w.buf && !w.emit_state && !w.ties.held && w.ties.cap == 0,
 		   "run %d: the writer holds nothing once its run is kept", i);
 		ok(s.n == (size_t)i + 1 && s.runs[i].len == 10 &&
 			   memcmp(s.runs[i].data, "0123456789", 10) == 0,
