@@ -453,6 +453,15 @@ static void unmap(struct out_writer *w)
 	w->map = NULL;
 }
 
+/* What out_emit keeps in w between runs: tied words held back, and its
+ * threads' buffers, which it frees through the hook it set. */
+static void drop_emitted(struct out_writer *w)
+{
+	tie_free(&w->ties);
+	if (w->emit_free)
+		w->emit_free(w);
+}
+
 int out_finish(struct out_writer *w)
 {
 	int rc;
@@ -480,9 +489,7 @@ int out_finish(struct out_writer *w)
 		out_abort(w);
 		return rc;
 	}
-	tie_free(&w->ties);
-	if (w->emit_free)
-		w->emit_free(w);
+	drop_emitted(w);
 	free(w->buf);
 	w->buf = NULL;
 	return 0;
@@ -491,9 +498,7 @@ int out_finish(struct out_writer *w)
 void out_abort(struct out_writer *w)
 {
 	out_grow_end(w);
-	tie_free(&w->ties);
-	if (w->emit_free)
-		w->emit_free(w);
+	drop_emitted(w);
 	unmap(w);
 	/* Standard output mapped and sized ahead: none of it stays. */
 	if (w->is_stdout && w->presized && ftruncate(w->fd, (off_t)w->map_at) == 0) {

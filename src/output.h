@@ -13,7 +13,6 @@
 #include "outgrow.h"
 #include "writer.h"
 
-
 /* The final output: stdout when path is NULL, else path, written through a
  * temporary file in its directory when it is (or will be) a regular file
  * of one name: an unnamed one (O_TMPFILE) where the file system has them,
@@ -59,7 +58,6 @@ void out_reserve(struct out_writer *w, uint64_t bytes);
  * cannot be done (no fallocate, no room, no mapping); writes then go
  * through write(2) as usual.  True at once where w is mapped already. */
 bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_in);
-
 
 /* 0, CLS_E_PIPE when the reader went away, or CLS_E_FAIL after a
  * message. */
