@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "answer.h"
 #include "pipeline.h"
 #include "util.h"
 
@@ -23,6 +24,7 @@ int dist_init(int *argc, char ***argv)
 
 int dist_run(const struct cls_opts *o)
 {
+	answer_start(o);
 	return cls_run(o);
 }
 

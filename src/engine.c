@@ -1,6 +1,8 @@
 #include "config.h"
 #include "engine.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <strings.h>
 
 #include "cl_engine.h"
@@ -92,12 +94,62 @@ void eng_report(const struct engine *e)
 	e->ops->report(e);
 }
 
+/* Engines eng_close kept, where closes are deferred (eng_close is called
+ * on the threads of several devices' jobs). */
+static struct {
+	pthread_mutex_t lock;
+	bool on;
+	struct engine **kept;
+	size_t n;
+} deferred = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Whether e was kept for eng_close_deferred. */
+static bool keep(struct engine *e)
+{
+	struct engine **more;
+	bool kept = false;
+
+	pthread_mutex_lock(&deferred.lock);
+	if (deferred.on && !e->host &&
+	    (more = realloc(deferred.kept, (deferred.n + 1) * sizeof *more))) {
+		deferred.kept = more;
+		deferred.kept[deferred.n++] = e;
+		kept = true;
+	}
+	pthread_mutex_unlock(&deferred.lock);
+	return kept;
+}
+
+void eng_defer_closes(void)
+{
+	pthread_mutex_lock(&deferred.lock);
+	deferred.on = true;
+	pthread_mutex_unlock(&deferred.lock);
+}
+
+void eng_close_deferred(void)
+{
+	struct engine **kept;
+	size_t i, n;
+
+	pthread_mutex_lock(&deferred.lock);
+	deferred.on = false;
+	kept = deferred.kept;
+	n = deferred.n;
+	deferred.kept = NULL;
+	deferred.n = 0;
+	pthread_mutex_unlock(&deferred.lock);
+	for (i = 0; i < n; i++)
+		eng_close(kept[i]);
+	free(kept);
+}
+
 double eng_close(struct engine *e)
 {
 	double t0, t;
 	bool host;
 
-	if (!e)
+	if (!e || keep(e))
 		return 0;
 	host = e->host;
 	t0 = now_sec();

@@ -187,8 +187,19 @@ void *eng_spare(struct engine *e, const void *sorted, size_t *bytes);
 void eng_report(const struct engine *e);
 
 /* Release everything (-vv: how long a device took); e may be NULL.  The
- * seconds it took. */
+ * seconds it took.  While closes are deferred, a device's engine is kept
+ * as it is until eng_close_deferred (0 s). */
 double eng_close(struct engine *e);
+
+/* From now on, keep the devices' engines that eng_close is given for
+ * eng_close_deferred: their release (an NVIDIA context's is 0.06-0.08 s)
+ * then comes after the output is complete and the caller answered
+ * (answer.h). */
+void eng_defer_closes(void);
+
+/* Close the engines kept since eng_defer_closes, and close the later
+ * ones at once again. */
+void eng_close_deferred(void);
 
 /* Print the host engine and every OpenCL device on out, marking the one
  * "auto" weighs against the host.  0, or CLS_E_FAIL after a message when

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "answer.h"
 #include "check.h"
 #include "device.h"
 #include "encode.h"
@@ -371,6 +372,8 @@ int cls_run(const struct cls_opts *o)
 	int rc;
 
 	util_verbose = o->verbose;
+	if (answer_awaited())
+		eng_defer_closes();
 	tmp_install_signals();
 	prog_start(o->progress && o->check == CLS_CHECK_NONE);
 	memset(&ci, 0, sizeof ci);
@@ -415,10 +418,13 @@ int cls_run(const struct cls_opts *o)
 		prog_end();
 		msg_info(1, "total %.3f s", now_sec() - t0);
 		report_peak(&ci.in, o);
+		if (rc == 0)
+			rc = answer_now();
 	} else {
 		out_abort(&out);
 	}
 out:
+	eng_close_deferred();
 	md_devices_free(&devs);
 	dev_ahead_done();
 	prog_end();
