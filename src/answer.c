@@ -167,6 +167,9 @@ void answer_start(const struct cls_opts *o)
 		return;
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return;
+	/* Where the caller left SIGCHLD ignored, an ended worker would be
+	 * reaped before its status could be taken. */
+	signal(SIGCHLD, SIG_DFL);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
