@@ -156,6 +156,19 @@ static _Noreturn void wait_worker(int fd)
 	end_as(st);
 }
 
+/* fd moved above the standard streams, which the caller may have left
+ * closed (where the pipe's ends would otherwise land); -1 on failure. */
+static int above_stdio(int fd)
+{
+	int high;
+
+	if (fd > STDERR_FILENO)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return high;
+}
+
 void answer_start(const struct cls_opts *o)
 {
 	const char *how = getenv("CLSORT_ANSWER");
@@ -167,6 +180,15 @@ void answer_start(const struct cls_opts *o)
 		return;
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return;
+	fds[0] = above_stdio(fds[0]);
+	fds[1] = above_stdio(fds[1]);
+	if (fds[0] < 0 || fds[1] < 0) {
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		return;
+	}
 	/* Where the caller left SIGCHLD ignored, an ended worker would be
 	 * reaped before its status could be taken. */
 	signal(SIGCHLD, SIG_DFL);
@@ -210,26 +232,25 @@ int answer_now(void)
 		return CLS_E_FAIL;
 	}
 	null = open("/dev/null", O_RDWR);
-	out = dup(STDOUT_FILENO);
-	if (null < 0 || out < 0) {
+	if (null < 0) {
 		/* No way to let go of the streams: answer at the exit. */
-		if (null >= 0)
-			close(null);
-		if (out >= 0)
-			close(out);
 		close(answer_fd);
 		answer_fd = -1;
 		return 0;
 	}
+	/* -1 where the caller left standard output closed. */
+	out = dup(STDOUT_FILENO);
 	dup2(null, STDOUT_FILENO);
-	if (close(out) != 0 && errno != EINTR) {
+	if (out >= 0 && close(out) != 0 && errno != EINTR) {
 		msg_errno(errno, "write error");
-		close(null);
+		if (null > STDERR_FILENO)
+			close(null);
 		return CLS_E_FAIL;
 	}
 	dup2(null, STDIN_FILENO);
 	dup2(null, STDERR_FILENO);
-	close(null);
+	if (null > STDERR_FILENO)
+		close(null);
 	/* The caller's process ends now: not this one with it. */
 	prctl(PR_SET_PDEATHSIG, 0);
 	if (write(answer_fd, &ok, 1) != 1) {

@@ -137,6 +137,21 @@ stopped_at_write() {
   [ "$(cat "$T/err")" = "clsort: write error: Broken pipe" ]
 }
 
+@test "standard streams the caller closed: the statuses and messages of one process" {
+  local closed
+  "$REFSORT" gen u32 10007 9 > "$T/in"
+  "$REFSORT" sort -k u32 < "$T/in" > "$T/want"
+  # The answer's pipe must not take the place of a closed standard stream.
+  for closed in '>&-' '<&- >&-'; do
+    run --separate-stderr bash -c "\"\$0\" \"\$@\" $closed" "$CLSORT" "${DEV[@]}" "$T/in"
+    [ "$status" -eq 2 ] || fail "$closed: status $status"
+    [ "$stderr" = "clsort: write error on standard output: Bad file descriptor" ] ||
+      fail "$closed: $stderr"
+  done
+  "$CLSORT" "${DEV[@]}" "$T/in" -o "$T/out" <&- >&-
+  cmp "$T/want" "$T/out"
+}
+
 @test "the device is released after the answer: -vv says all but that" {
   "$REFSORT" gen u32 100003 7 > "$T/in"
   CLSORT_ANSWER=late "$CLSORT" "${DEV[@]}" -vv "$T/in" 2> "$T/late" > /dev/null
