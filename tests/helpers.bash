@@ -70,3 +70,24 @@ stopped() {
   done
   fail "clsort never stopped: $(cat "$T/err")"
 }
+
+# reader_closes OPTION...: clsort OPTION... into a reader that takes 4 bytes
+# and closes the pipe.  clsort must die of SIGPIPE (128 + 13), as a filter
+# does, and say nothing; the reader is fine.
+reader_closes() {
+  run --separate-stderr bash -c '"$CLSORT" "$@" 2> "$0/err" | head -c 4 | wc -c
+    echo "status ${PIPESTATUS[*]}"' "$BATS_TEST_TMPDIR" "$@"
+  [ "${lines[0]}" -eq 4 ]
+  [ "${lines[1]}" = "status 141 0 0" ] || fail "pipeline statuses: ${lines[1]}"
+  [ ! -s "$BATS_TEST_TMPDIR/err" ] || fail "stderr: $(cat "$BATS_TEST_TMPDIR/err")"
+}
+
+# reader_closes_sigpipe_ignored OPTION...: the same with SIGPIPE ignored:
+# status 2 and one line naming the write error.
+reader_closes_sigpipe_ignored() {
+  run --separate-stderr bash -c 'trap "" PIPE
+    "$CLSORT" "$@" 2> "$0/err" | head -c 4 > /dev/null
+    echo "status ${PIPESTATUS[*]}"' "$BATS_TEST_TMPDIR" "$@"
+  [ "${lines[0]}" = "status 2 0" ] || fail "pipeline statuses: ${lines[0]}"
+  [ "$(cat "$BATS_TEST_TMPDIR/err")" = "clsort: write error: Broken pipe" ]
+}
