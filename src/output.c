@@ -462,16 +462,16 @@ static void drop_emitted(struct out_writer *w)
 		w->emit_free(w);
 }
 
-int out_finish(struct out_writer *w)
+int out_complete(struct out_writer *w)
 {
 	int rc;
 
 	out_grow_end(w);
 	rc = flush(w);
 
-	unmap(w);
 	/* A file sized ahead for more than came (or one whose failed
-	 * reservation could not be undone) ends where its data does. */
+	 * reservation could not be undone) ends where its data does: the
+	 * pages past the end leave the mapping with it. */
 	if (rc == 0 && w->presized > w->total && ftruncate(w->fd, (off_t)(w->map_at + w->total)))
 		rc = fail_write(w);
 	/* Standard output goes on where the data ends, as after write(2). */
@@ -485,14 +485,26 @@ int out_finish(struct out_writer *w)
 		rc = dest_place(&w->dest, w->fd, w->name);
 		w->fd = -1;
 	}
-	if (rc) {
+	if (rc)
 		out_abort(w);
-		return rc;
-	}
+	return rc;
+}
+
+void out_release(struct out_writer *w)
+{
+	unmap(w);
 	drop_emitted(w);
 	free(w->buf);
 	w->buf = NULL;
-	return 0;
+}
+
+int out_finish(struct out_writer *w)
+{
+	const int rc = out_complete(w);
+
+	if (rc == 0)
+		out_release(w);
+	return rc;
 }
 
 void out_abort(struct out_writer *w)

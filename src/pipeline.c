@@ -185,9 +185,10 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 	return open_input(o, ci, NULL);
 }
 
-/* A stream has delivered its first IN_WATCH_BYTES: where the sort of that
- * many records would already run on an OpenCL device, the device is
- * opened while the rest is read (opening NVIDIA's takes a few tenths of
+/* A stream has delivered its first IN_WATCH_BYTES: where the sort of a
+ * stream of that many records would already run on an OpenCL device
+ * (runs_stream_device: judged as twice as many, the device's start hidden
+ * by the rest of the stream), the device is opened while the rest is read (opening NVIDIA's takes a few tenths of
  * a second), the sort taking it once the input is complete; and kv lines
  * are parsed as they come (lineahead.h), bare keys sorted on the host
  * counted (keyahead.h).  Where the host would sort that many, the choice
@@ -207,6 +208,7 @@ struct ahead {
 	unsigned streams;	/* streams that passed IN_WATCH_BYTES */
 	uint64_t first_bytes, first_records;	/* at IN_WATCH_BYTES */
 	uint64_t look_at;	/* the length of the next look; 0: none */
+	double t_first;		/* when the first stream passed IN_WATCH_BYTES */
 };
 
 /* The device spec names, opened for the sort while the stream is read;
@@ -224,7 +226,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 {
 	struct ahead *a = ctx;
 	const uint64_t records = enc_count_records(a->f, data, len);
-	const char *spec = runs_device(a->o, a->f, records);
+	const char *spec = runs_stream_device(a->o, a->f, records, 0);
 
 	if (spec)
 		open_device(a, spec);
@@ -239,6 +241,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 	}
 	a->first_bytes = len;
 	a->first_records = records;
+	a->t_first = now_sec();
 	a->look_at = spec ? 0 : LOOK_STEP((uint64_t)len);
 	if (!a->o->header && la_applies(a->f, true))
 		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
@@ -257,7 +260,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 	if (a->look_at && bytes >= a->look_at) {
 		const uint64_t records =
 			(uint64_t)((double)a->first_records * ((double)bytes / (double)a->first_bytes));
-		const char *spec = runs_device(a->o, a->f, records);
+		const char *spec = runs_stream_device(a->o, a->f, records, now_sec() - a->t_first);
 
 		a->look_at = spec ? 0 : LOOK_STEP(bytes);
 		if (spec)
@@ -369,6 +372,7 @@ int cls_run(const struct cls_opts *o)
 	const struct in_watch watch = { .large = open_ahead, .grow = stream_grew,
 					.leave = stream_leaves, .ctx = &ahead };
 	const double t0 = now_sec();
+	bool completed = false;
 	int rc;
 
 	util_verbose = o->verbose;
@@ -414,7 +418,8 @@ int cls_run(const struct cls_opts *o)
 	else
 		rc = sort_or_merge(o, &devs, &ci, &out);
 	if (rc == 0) {
-		rc = out_finish(&out);
+		rc = out_complete(&out);
+		completed = rc == 0;
 		prog_end();
 		msg_info(1, "total %.3f s", now_sec() - t0);
 		report_peak(&ci.in, o);
@@ -424,6 +429,8 @@ int cls_run(const struct cls_opts *o)
 		out_abort(&out);
 	}
 out:
+	if (completed)
+		out_release(&out);
 	eng_close_deferred();
 	md_devices_free(&devs);
 	dev_ahead_done();

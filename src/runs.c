@@ -89,9 +89,12 @@ static void rate_text(char *buf, size_t size, double rate, double at)
 
 /* The engine for total records: the one -d names; for auto, the host up
  * to a threshold when one is set, else the quicker of the host and the
- * device by the rates measured; told (-v) when tell. */
+ * device by the rates measured; told (-v) when tell.  elapsed >= 0: a
+ * stream looked at while it arrives, elapsed seconds after its first look
+ * (thr_stream_host_wins); else the sort itself, which takes a device
+ * opened ahead for it by those looks. */
 static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_t total,
-		   struct choice *c, bool tell)
+		   struct choice *c, bool tell, double elapsed)
 {
 	struct dev_spec spec;
 	char host[128], dev[128], start[64];
@@ -110,7 +113,17 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		thr_slot(c->slot, sizeof c->slot, f->fmt, f->indexed, f->kind);
 		thr_load(c->slot, &c->rates);
 		c->measure = true;
-		host_wins = thr_host_wins(&c->rates, total);
+		if (elapsed >= 0) {
+			host_wins = thr_stream_host_wins(&c->rates, total, elapsed);
+		} else {
+			host_wins = thr_host_wins(&c->rates, total);
+			if (host_wins && dev_ahead_pending()) {
+				host_wins = false;
+				if (tell)
+					msg_info(2, "auto: the device opened while the stream "
+						    "arrived, its start spent");
+			}
+		}
 		if (tell) {
 			rate_text(host, sizeof host, c->rates.host, c->rates.host_at);
 			rate_text(dev, sizeof dev, c->rates.device, c->rates.device_at);
@@ -124,7 +137,8 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		c->device = ENG_HOST;
 }
 
-const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records)
+static const char *device_for(const struct cls_opts *o, const struct enc_format *f,
+			      uint64_t records, double elapsed)
 {
 	struct dev_spec spec;
 	struct choice c;
@@ -132,8 +146,19 @@ const char *runs_device(const struct cls_opts *o, const struct enc_format *f, ui
 	if (eng_is_host(o->device) || dev_parse_spec(o->device, &spec) || spec.kind == DEV_ALL ||
 	    spec.kind == DEV_LIST)
 		return NULL;
-	choose(o, f, records, &c, false);
+	choose(o, f, records, &c, false, elapsed);
 	return eng_is_host(c.device) ? NULL : c.device;
+}
+
+const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records)
+{
+	return device_for(o, f, records, -1);
+}
+
+const char *runs_stream_device(const struct cls_opts *o, const struct enc_format *f,
+			       uint64_t records, double elapsed)
+{
+	return device_for(o, f, records, elapsed > 0 ? elapsed : 0);
 }
 
 /* Fold this sort into the rates auto chose by: the work of sorting
@@ -578,7 +603,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 		memset(&choice, 0, sizeof choice);
 		choice.device = given->host ? ENG_HOST : o->device;
 	} else {
-		choose(o, f, total, &choice, true);
+		choose(o, f, total, &choice, true, -1);
 	}
 	/* The lines of a mapped file are parsed while the device starts (a
 	 * stream's, f->ahead, while it arrived). */

@@ -24,6 +24,11 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
  * run on (as runs_sort_on chooses: -d, or auto by its rates), or NULL for
  * the host engine or several devices.  Prints nothing. */
 const char *runs_device(const struct cls_opts *o, const struct enc_format *f, uint64_t records);
+/* The same for a stream that has delivered about records records,
+ * elapsed seconds after its first look (thr_stream_host_wins): the device
+ * to open while the rest arrives, which the sort then takes. */
+const char *runs_stream_device(const struct cls_opts *o, const struct enc_format *f,
+			       uint64_t records, double elapsed);
 
 /* The most bytes that sorting bytes of f's records from inputs inputs
  * writes (0: not known beforehand). */

@@ -130,7 +130,9 @@ void thr_measure(double *rate, double *at, uint64_t n, double seconds)
 	}
 }
 
-bool thr_host_wins(const struct thr_rates *r, uint64_t n)
+/* thr_host_wins, where the device's start leaves start seconds to wait
+ * for (r->start, where none of it is hidden). */
+static bool host_wins(const struct thr_rates *r, uint64_t n, double start)
 {
 	const double x = (double)n;
 
@@ -140,9 +142,9 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 		 * fixed costs: the side it makes lose is measured on this size,
 		 * the host where that costs little, the device where it is
 		 * quicker per record and its start alone would not lose. */
-		if (host > r->start + r->device * x)
+		if (host > start + r->device * x)
 			return x >= THR_EXPLORE * r->host_at && n <= THR_TRY_HOST;
-		return !(r->device < r->host && x >= THR_EXPLORE * r->device_at && host > r->start);
+		return !(r->device < r->host && x >= THR_EXPLORE * r->device_at && host > start);
 	}
 	/* A side unmeasured, or the device's start: try it, where the input
 	 * is big enough to measure it and, for the host, small enough to
@@ -151,4 +153,17 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 	if (r->host > 0)
 		return n < THR_MEASURE_MIN;
 	return n <= THR_TRY_HOST || r->device >= THR_DEVICE_SLOW;
+}
+
+bool thr_host_wins(const struct thr_rates *r, uint64_t n)
+{
+	return host_wins(r, n, r->start);
+}
+
+bool thr_stream_host_wins(const struct thr_rates *r, uint64_t n, double elapsed)
+{
+	const double start = elapsed > 0 && r->start > elapsed ? r->start - elapsed :
+				 elapsed > 0 ? 0 : r->start;
+
+	return host_wins(r, n > UINT64_MAX / 2 ? UINT64_MAX : 2 * n, start);
 }

@@ -4,6 +4,7 @@
 # kernels, the ways input can arrive, and the host shortcut.  Every result
 # is compared byte for byte with refsort's.
 load helpers
+bats_require_minimum_version 1.5.0
 
 # gen FILE N SEED [DIST]: N u32 keys into FILE.
 gen() {
@@ -283,6 +284,26 @@ craft() {
   keys 250500 76
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
+}
+
+@test "auto opens the device for a stream judged by twice what has come, and its sort takes it" {
+  own_cache
+  keys 3000000 91
+  # The host 20 us a record, the device 1 ns and 100 s to start: a sort of
+  # the 3000000 keys is the host's (60 s against 100), one of twice the
+  # 2650000 come by 10.1 MiB the device's (106 s against 100).
+  craft "keys32 2e-05 1e+07 100 1e-09 1e+07 a test device"
+  sorts_in -vv
+  [[ "$stderr" == *"3000000 records: sorting on the host"* ]] || fail "$stderr"
+  craft "keys32 2e-05 1e+07 100 1e-09 1e+07 a test device"
+  run --separate-stderr bash -c 'cat "$1" | "$CLSORT" -vv > "$2"' _ \
+    "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/got"
+  assert_success
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+  [[ "$stderr" == *"device opened in "*" s while the input was read"* ]] || fail "$stderr"
+  [[ "$stderr" == *"auto: the device opened while the stream arrived, its start spent"* ]] ||
+    fail "$stderr"
+  [[ "$stderr" == *"3000000 records: sorting on "*" ["* ]] || fail "$stderr"
 }
 
 @test "auto tries the host past 2^24 records where the device sorts slower than 40 ns a record" {

@@ -83,6 +83,25 @@ int main(void)
 	   "the device unmeasured: not tried on a sort too small to time");
 	ok(!thr_host_wins(&r, THR_MEASURE_MIN), "the device unmeasured: tried on one big enough");
 
+	/* A stream looked at as it arrives: judged as twice what it has so
+	 * far, the device's start less the time it has taken. */
+	r = rates(5e-9, 0.3, 0.5e-9);
+	ok(thr_host_wins(&r, 40000000) && !thr_stream_host_wins(&r, 40000000, 0),
+	   "a stream past half the crossover: the device, where the whole sort takes the host");
+	ok(thr_stream_host_wins(&r, 33333332, 0) && !thr_stream_host_wins(&r, 33333334, 0),
+	   "a stream's crossover: half the sort's");
+	ok(thr_stream_host_wins(&r, 10000000, 0.1) && !thr_stream_host_wins(&r, 10000000, 0.25),
+	   "the start hidden by the time the stream has taken: 5 ns x 2n = 0.3 s - t + 0.5 ns x 2n");
+	ok(!thr_stream_host_wins(&r, THR_MEASURE_MIN, 1.0),
+	   "a start the stream has hidden whole: the device from a sort big enough to time");
+	r = rates(0, 0.3, 0.5e-9);
+	ok(thr_stream_host_wins(&r, THR_TRY_HOST / 2, 1.0) &&
+		   !thr_stream_host_wins(&r, THR_TRY_HOST / 2 + 1, 0),
+	   "the host unmeasured: tried on streams up to half THR_TRY_HOST, whatever the time");
+	r = rates(5e-9, 0.3, 40e-9);
+	ok(thr_stream_host_wins(&r, (uint64_t)1 << 40, 10.0),
+	   "a device slower per record: the host, its start hidden or not");
+
 	rate = 0, at = 0;
 	thr_measure(&rate, &at, THR_MEASURE_MIN - 1, 1.0);
 	ok(rate == 0, "a sort too small to time is not taken");
