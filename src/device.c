@@ -437,6 +437,7 @@ static struct {
 	atomic_bool tried;
 	atomic_bool wanted;	/* dev_open has come for the device */
 	bool running;		/* the thread, not joined yet */
+	bool joined;		/* joined by dev_ahead_opened, not taken yet */
 	pthread_t thread;
 	char spec[256];
 	bool profiling;
@@ -479,10 +480,12 @@ bool dev_ahead_wanted(void)
  * device spec names with profiling, or failed to (its message printed). */
 static bool join_ahead(const char *spec, bool profiling)
 {
-	if (!ahead.running)
+	if (!ahead.running && !ahead.joined)
 		return false;
-	pthread_join(ahead.thread, NULL);
+	if (ahead.running)
+		pthread_join(ahead.thread, NULL);
 	ahead.running = false;
+	ahead.joined = false;
 	if (strcmp(ahead.spec, spec) || ahead.profiling != profiling) {
 		if (ahead.rc == 0)
 			dev_close(&ahead.d);
@@ -508,7 +511,18 @@ int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 
 bool dev_ahead_pending(void)
 {
-	return ahead.running;
+	return ahead.running || ahead.joined;
+}
+
+bool dev_ahead_opened(void)
+{
+	if (ahead.running) {
+		atomic_store(&ahead.wanted, true);
+		pthread_join(ahead.thread, NULL);
+		ahead.running = false;
+		ahead.joined = true;
+	}
+	return ahead.joined && ahead.rc == 0;
 }
 
 void dev_ahead_done(void)

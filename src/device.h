@@ -104,6 +104,10 @@ void dev_ahead_done(void);
 /* Whether dev_open_ahead has a device opening or open for a dev_open to
  * take. */
 bool dev_ahead_pending(void);
+/* Wait for the device dev_open_ahead opens, as dev_open would (what the
+ * thread has not begun is left to the sort), and leave it for dev_open to
+ * take: whether it opened.  False where none is pending. */
+bool dev_ahead_opened(void);
 
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */
 int dev_fail(const char *what, cl_int err);

@@ -92,7 +92,7 @@ static void rate_text(char *buf, size_t size, double rate, double at)
  * device by the rates measured; told (-v) when tell.  elapsed >= 0: a
  * stream looked at while it arrives, elapsed seconds after its first look
  * (thr_stream_host_wins); else the sort itself, which takes a device
- * opened ahead for it by those looks. */
+ * opened ahead for it by those looks (the host, where it failed to open). */
 static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_t total,
 		   struct choice *c, bool tell, double elapsed)
 {
@@ -117,7 +117,7 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 			host_wins = thr_stream_host_wins(&c->rates, total, elapsed);
 		} else {
 			host_wins = thr_host_wins(&c->rates, total);
-			if (host_wins && dev_ahead_pending()) {
+			if (host_wins && dev_ahead_pending() && dev_ahead_opened()) {
 				host_wins = false;
 				if (tell)
 					msg_info(2, "auto: the device opened while the stream "

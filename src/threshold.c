@@ -162,8 +162,12 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 
 bool thr_stream_host_wins(const struct thr_rates *r, uint64_t n, double elapsed)
 {
-	const double start = elapsed > 0 && r->start > elapsed ? r->start - elapsed :
-				 elapsed > 0 ? 0 : r->start;
+	double start = r->start;
 
+	/* A device never measured here may not open at all. */
+	if (!(r->device > 0 && r->start > 0))
+		return thr_host_wins(r, n);
+	if (elapsed > 0)
+		start = r->start > elapsed ? r->start - elapsed : 0;
 	return host_wins(r, n > UINT64_MAX / 2 ? UINT64_MAX : 2 * n, start);
 }

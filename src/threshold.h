@@ -68,7 +68,9 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n);
  * far is taken to come as far again, for about as long), and the device's
  * start as opened now, while the rest arrives: less the time that rest
  * takes.  Where it would not, the device is opened ahead, and the sort
- * takes it (its start spent) at any size.  Judged as a sort of what it
+ * takes it (its start spent) at any size.  Only where the device and its
+ * start are measured: a device never measured here may not open at all,
+ * and the host keeps the streams thr_host_wins gives it.  Judged as a sort of what it
  * had so far, start and all, a stream of kv lines opened an H200's device
  * (0.4 s to start) 370 MB in with the host unmeasured (past THR_TRY_HOST
  * lines), and its last byte, 0.6 s in, waited for the device and its

@@ -304,6 +304,16 @@ craft() {
   [[ "$stderr" == *"auto: the device opened while the stream arrived, its start spent"* ]] ||
     fail "$stderr"
   [[ "$stderr" == *"3000000 records: sorting on "*" ["* ]] || fail "$stderr"
+  # A device opened ahead that failed to open: the host, as the sort of
+  # what came says.
+  craft "keys32 2e-05 1e+07 100 1e-09 1e+07 a test device"
+  mkdir "$BATS_TEST_TMPDIR/none"
+  run --separate-stderr bash -c 'cat "$1" | OCL_ICD_VENDORS="$3" "$CLSORT" -vv > "$2"' _ \
+    "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/none"
+  assert_success
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+  [[ "$stderr" == *"no OpenCL platform found"* ]] || fail "$stderr"
+  [[ "$stderr" == *"3000000 records: sorting on the host"* ]] || fail "$stderr"
 }
 
 @test "auto tries the host past 2^24 records where the device sorts slower than 40 ns a record" {

@@ -101,6 +101,12 @@ int main(void)
 	r = rates(5e-9, 0.3, 40e-9);
 	ok(thr_stream_host_wins(&r, (uint64_t)1 << 40, 10.0),
 	   "a device slower per record: the host, its start hidden or not");
+	r = rates(0, 0, 0);
+	ok(thr_stream_host_wins(&r, THR_TRY_HOST, 1.0) && !thr_stream_host_wins(&r, THR_TRY_HOST + 1, 0),
+	   "nothing measured: a stream judged as the sort of what it has");
+	r = rates(5e-9, 0, 0.5e-9);
+	ok(thr_stream_host_wins(&r, THR_MEASURE_MIN - 1, 1.0),
+	   "the device's start unmeasured: as the sort of what it has");
 
 	rate = 0, at = 0;
 	thr_measure(&rate, &at, THR_MEASURE_MIN - 1, 1.0);
