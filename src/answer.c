@@ -99,7 +99,7 @@ static bool worker_ended(int flags, int *st)
 static _Noreturn void wait_worker(int fd)
 {
 	struct sigaction sa;
-	sigset_t child, during;
+	sigset_t during;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	const int null = open("/dev/null", O_RDWR);
 	unsigned char status;
@@ -126,13 +126,11 @@ static _Noreturn void wait_worker(int fd)
 			continue;
 		sigaction(passed[i], &sa, NULL);
 	}
-	/* SIGCHLD only while waiting in ppoll, so that a stop between two
-	 * looks is not missed. */
+	/* SIGCHLD (blocked since before the fork) only while waiting in
+	 * ppoll, so that a stop between two looks is not missed. */
 	sa.sa_handler = noted;
 	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&child);
-	sigaddset(&child, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &child, &during);
+	sigprocmask(SIG_BLOCK, NULL, &during);
 	sigdelset(&during, SIGCHLD);
 	for (;;) {
 		const int r = ppoll(&p, 1, NULL, &during);
@@ -173,6 +171,7 @@ void answer_start(const struct cls_opts *o)
 {
 	const char *how = getenv("CLSORT_ANSWER");
 	const pid_t caller = getpid();
+	sigset_t child, mask;
 	int fds[2];
 	pid_t pid;
 
@@ -190,10 +189,19 @@ void answer_start(const struct cls_opts *o)
 		return;
 	}
 	/* Where the caller left SIGCHLD ignored, an ended worker would be
-	 * reaped before its status could be taken. */
+	 * reaped before its status could be taken.  Blocked from before the
+	 * fork until wait_worker waits for it: a SIGCHLD that came at its
+	 * default action would be dropped, and a worker that stopped before
+	 * this process had set its handler would leave it waiting, running,
+	 * for an answer that never comes. */
 	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&child);
+	sigaddset(&child, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &child, &mask);
 	fflush(NULL);
 	pid = fork();
+	if (pid <= 0)
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);

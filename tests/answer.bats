@@ -81,6 +81,16 @@ stopped_at_write() {
   wait $pid || status=$?
   [ "$status" -eq 0 ] || fail "status $status: $(cat "$T/err")"
   cmp "$T/want" "$T/d/out"
+  # A worker that stops before the caller's process waits for it (a
+  # loaded machine, the caller's process not yet scheduled after the
+  # fork): the stop is not lost.
+  rm -f "$T/d/out"
+  FAULTINJECT_FORK_PAUSE=300 stopped_at_write
+  kill -CONT $pid
+  status=0
+  wait $pid || status=$?
+  [ "$status" -eq 0 ] || fail "paused caller: status $status: $(cat "$T/err")"
+  cmp "$T/want" "$T/d/out"
 }
 
 @test "SIGINT and SIGTERM to the caller's process go to the worker: its status, OUT as it was" {

@@ -45,6 +45,11 @@
  *                                 name starting with .clsort. stops the
  *                                 process once the name is made
  *
+ *   FAULTINJECT_FORK_PAUSE=MS     the parent of a fork(2) pauses MS
+ *                                 milliseconds before fork returns to it,
+ *                                 as a loaded machine may leave it waiting
+ *                                 for a core while the child runs on
+ *
  *   FAULTINJECT_CL_MAX_BUFFER=N   OpenCL buffers of more than N bytes fail
  *                                 with CL_MEM_OBJECT_ALLOCATION_FAILURE, as a
  *                                 device with less memory than it claims
@@ -64,6 +69,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FD 65536
@@ -709,6 +715,25 @@ int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
 	if (now)
 		raise(SIGSTOP);
 	return rc;
+}
+
+/* FAULTINJECT_FORK_PAUSE: the parent pauses after the fork. */
+pid_t fork(void)
+{
+	static pid_t (*real_fork)(void);
+	const char *ms = getenv("FAULTINJECT_FORK_PAUSE");
+	pid_t pid;
+
+	if (!real_fork)
+		real_fork = (pid_t (*)(void))sym("fork");
+	pid = real_fork();
+	if (pid > 0 && ms && *ms) {
+		const long n = strtol(ms, NULL, 10);
+		struct timespec t = { n / 1000, n % 1000 * 1000000L };
+		while (nanosleep(&t, &t) != 0 && errno == EINTR)
+			;
+	}
+	return pid;
 }
 
 /* --- OpenCL ---------------------------------------------------------- */
