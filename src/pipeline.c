@@ -188,15 +188,16 @@ int cls_open_input(const struct cls_opts *o, struct cls_input *ci)
 /* A stream has delivered its first IN_WATCH_BYTES: where the sort of a
  * stream of that many records would already run on an OpenCL device
  * (runs_stream_device: judged as twice as many, the device's start hidden
- * by the rest of the stream), the device is opened while the rest is read (opening NVIDIA's takes a few tenths of
- * a second), the sort taking it once the input is complete; and kv lines
- * are parsed as they come (lineahead.h), bare keys sorted on the host
- * counted (keyahead.h).  Where the host would sort that many, the choice
- * is looked at again each time the stream has grown by an eighth (a look
- * is a few microseconds): auto tries the host on inputs its rates do not
- * cover up to a size (threshold.h), and a stream past it would otherwise
- * open its device only after its last byte; looks at each doubling missed
- * streams of up to twice that size. */
+ * by the rest of the stream), the device is opened while the rest is read
+ * (opening NVIDIA's takes a few tenths of a second), the sort taking it
+ * once the input is complete; and kv lines are parsed as they come
+ * (lineahead.h), bare keys sorted on the host counted (keyahead.h).
+ * Where the host would sort that many, the choice is looked at again each
+ * time the stream has grown by an eighth (a look is a few microseconds):
+ * auto tries the host on inputs its rates do not cover up to a size
+ * (threshold.h), and a stream past it would otherwise open its device only
+ * after its last byte; looks at each doubling missed streams of up to
+ * twice that size. */
 #define LOOK_STEP(bytes) ((bytes) + (bytes) / 8)
 
 struct ahead {

@@ -117,7 +117,7 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 			host_wins = thr_stream_host_wins(&c->rates, total, elapsed);
 		} else {
 			host_wins = thr_host_wins(&c->rates, total);
-			if (host_wins && dev_ahead_pending() && dev_ahead_opened()) {
+			if (host_wins && dev_ahead_opened()) {
 				host_wins = false;
 				if (tell)
 					msg_info(2, "auto: the device opened while the stream "
