@@ -443,6 +443,7 @@ static struct {
 	bool profiling;
 	struct dev_ctx d;
 	int rc;
+	char failure[1024];	/* why it did not open, for the sort to say */
 	double t_open;
 	void (*then)(struct dev_ctx *, void *);
 	void *arg;
@@ -452,7 +453,11 @@ static void *ahead_main(void *arg)
 {
 	const double t0 = now_sec();
 	(void)arg;
+	/* Its failure is the sort's to report, where the sort comes for the
+	 * device, or to set aside where the host takes the sort. */
+	msg_keep(ahead.failure, sizeof ahead.failure);
 	ahead.rc = open_now(&ahead.d, ahead.spec, ahead.profiling);
+	msg_keep(NULL, 0);
 	ahead.t_open = now_sec() - t0;
 	if (ahead.rc == 0 && ahead.then)
 		ahead.then(&ahead.d, ahead.arg);
@@ -499,8 +504,10 @@ int dev_open(struct dev_ctx *d, const char *spec_text, bool profiling)
 	atomic_store(&ahead.tried, true);
 	atomic_store(&ahead.wanted, true);
 	if (spec_text && join_ahead(spec_text, profiling)) {
-		if (ahead.rc)
+		if (ahead.rc) {
+			msg_err("%s", ahead.failure);
 			return ahead.rc;
+		}
 		*d = ahead.d;
 		d->t_ahead = ahead.t_open;
 		msg_info(2, "device opened in %.3f s while the input was read", ahead.t_open);
@@ -523,6 +530,11 @@ bool dev_ahead_opened(void)
 		ahead.joined = true;
 	}
 	return ahead.joined && ahead.rc == 0;
+}
+
+const char *dev_ahead_failure(void)
+{
+	return ahead.joined && ahead.rc ? ahead.failure : NULL;
 }
 
 void dev_ahead_done(void)

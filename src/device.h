@@ -108,6 +108,10 @@ bool dev_ahead_pending(void);
  * thread has not begun is left to the sort), and leave it for dev_open to
  * take: whether it opened.  False where none is pending. */
 bool dev_ahead_opened(void);
+/* Why the device dev_ahead_opened waited for did not open (the message
+ * its thread kept instead of printing); NULL where it opened or none was
+ * waited for. */
+const char *dev_ahead_failure(void);
 
 /* Report a failed OpenCL call: "clsort: what: CL_NAME". */
 int dev_fail(const char *what, cl_int err);

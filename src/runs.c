@@ -122,6 +122,8 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 				if (tell)
 					msg_info(2, "auto: the device opened while the stream "
 						    "arrived, its start spent");
+			} else if (host_wins && dev_ahead_failure()) {
+				msg_err("warning: %s; sorting on the host", dev_ahead_failure());
 			}
 		}
 		if (tell) {

@@ -33,18 +33,35 @@ void msg_unlock(void)
 	pthread_mutex_unlock(&msg_mutex);
 }
 
-static void vmsg(int errnum, const char *fmt, va_list ap)
+/* Where msg_keep keeps this thread's errors; NULL: printed. */
+static __thread char *kept;
+static __thread size_t kept_size;
+
+void msg_keep(char *buf, size_t size)
+{
+	kept = size ? buf : NULL;
+	kept_size = size;
+	if (kept)
+		kept[0] = '\0';
+}
+
+static void vmsg(bool error, int errnum, const char *fmt, va_list ap)
 {
 	char buf[1024];
 	ssize_t written;
-	int len = snprintf(buf, sizeof buf, "clsort: %s", util_who);
-	len += vsnprintf(buf + len, sizeof buf - (size_t)len, fmt, ap);
+	const int head = snprintf(buf, sizeof buf, "clsort: %s", util_who);
+	int len = head + vsnprintf(buf + head, sizeof buf - (size_t)head, fmt, ap);
 	if (len >= (int)sizeof buf)
 		len = sizeof buf - 1;
 	if (errnum)
 		len += snprintf(buf + len, sizeof buf - (size_t)len, ": %s", strerror(errnum));
 	if (len >= (int)sizeof buf - 1)
 		len = sizeof buf - 2;
+	if (error && kept) {
+		if (!kept[0])
+			snprintf(kept, kept_size, "%.*s", len - head, buf + head);
+		return;
+	}
 	buf[len++] = '\n';
 	/* One write, so that lines from threads never interleave. */
 	msg_lock();
@@ -59,7 +76,7 @@ void msg_err(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(0, fmt, ap);
+	vmsg(true, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -67,7 +84,7 @@ void msg_errno(int errnum, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg(errnum, fmt, ap);
+	vmsg(true, errnum, fmt, ap);
 	va_end(ap);
 }
 
@@ -77,7 +94,7 @@ void msg_info(int level, const char *fmt, ...)
 	if (util_verbose < level)
 		return;
 	va_start(ap, fmt);
-	vmsg(0, fmt, ap);
+	vmsg(false, 0, fmt, ap);
 	va_end(ap);
 }
 
