@@ -481,15 +481,25 @@ bool dev_ahead_wanted(void)
 	return atomic_load(&ahead.wanted);
 }
 
-/* Join the thread of dev_open_ahead, if it runs: true when it opened the
- * device spec names with profiling, or failed to (its message printed). */
+/* Join the thread of dev_open_ahead, if it runs; its device, opened or
+ * not, is then joined, for join_ahead to take. */
+static void wait_ahead(void)
+{
+	if (!ahead.running)
+		return;
+	pthread_join(ahead.thread, NULL);
+	ahead.running = false;
+	ahead.joined = true;
+}
+
+/* Take the device of dev_open_ahead, once its thread is joined: true when
+ * it opened the device spec names with profiling, or failed to (its
+ * failure kept for the caller to print). */
 static bool join_ahead(const char *spec, bool profiling)
 {
-	if (!ahead.running && !ahead.joined)
+	wait_ahead();
+	if (!ahead.joined)
 		return false;
-	if (ahead.running)
-		pthread_join(ahead.thread, NULL);
-	ahead.running = false;
 	ahead.joined = false;
 	if (strcmp(ahead.spec, spec) || ahead.profiling != profiling) {
 		if (ahead.rc == 0)
@@ -523,12 +533,9 @@ bool dev_ahead_pending(void)
 
 bool dev_ahead_opened(void)
 {
-	if (ahead.running) {
+	if (ahead.running)
 		atomic_store(&ahead.wanted, true);
-		pthread_join(ahead.thread, NULL);
-		ahead.running = false;
-		ahead.joined = true;
-	}
+	wait_ahead();
 	return ahead.joined && ahead.rc == 0;
 }
 
