@@ -70,12 +70,12 @@ bool thr_host_wins(const struct thr_rates *r, uint64_t n);
  * takes.  Where it would not, the device is opened ahead, and the sort
  * takes it (its start spent) at any size.  Only where the device and its
  * start are measured: a device never measured here may not open at all,
- * and the host keeps the streams thr_host_wins gives it.  Judged as a sort of what it
- * had so far, start and all, a stream of kv lines opened an H200's device
- * (0.4 s to start) 370 MB in with the host unmeasured (past THR_TRY_HOST
- * lines), and its last byte, 0.6 s in, waited for the device and its
- * programs; with the host measured at 20 ns a line, 6.4 on the device,
- * it would not open before 650 MB. */
+ * and the host keeps the streams thr_host_wins gives it.  Judged as a
+ * sort of what it had so far, start and all, a stream of kv lines opened
+ * an H200's device (0.4 s to start) 370 MB in with the host unmeasured
+ * (past THR_TRY_HOST lines), and its last byte, 0.6 s in, waited for the
+ * device and its programs; with the host measured at 9.8 ns a line and
+ * the device at 3 ns and 0.3 s to start, it would not open before 945 MB. */
 bool thr_stream_host_wins(const struct thr_rates *r, uint64_t n, double elapsed);
 
 #endif

@@ -20,9 +20,8 @@ void msg_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 2
 void msg_info(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* This thread's msg_err and msg_errno kept instead of printed: the first
  * one's text (without "clsort: ", util_who or its newline) in buf, size
- * bytes, for
- * whoever takes the thread's work to print or drop; buf NULL prints them
- * again. */
+ * bytes, for whoever takes the thread's work to print or drop; buf NULL
+ * prints them again. */
 void msg_keep(char *buf, size_t size);
 /* Other writers to stderr (a line redrawn in place) hold this lock while
  * they write; when msg_erase is set, every message calls it first, under
