@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -388,6 +389,10 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 	double t_first = 0, t_look = 0;
 	size_t first_len = 0, look_len = 0;
 	bool looked = false;
+	/* The CPUs' ticks idle and in all at the first byte, then at the
+	 * look; ticked: they could be read. */
+	uint64_t idle0 = 0, ticks0 = 0;
+	bool ticked = false;
 	struct prefault pf = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
 	unsigned char *buf;
 	size_t len = 0;
@@ -430,26 +435,45 @@ static int read_stream(struct in_file *f, int fd, uint64_t memory, const char *t
 		if (!t_first) {
 			t_first = now_sec();
 			first_len = (size_t)r;
+			ticked = runs && cpu_ticks(&idle0, &ticks0);
 		}
 		len += (size_t)r;
 		/* Past a run, a stream that came no faster than its runs are
-		 * sorted goes on being read by a thread of its own, its runs
-		 * sorted meanwhile; a faster one is read whole first.  One that
-		 * came near that rate (near_rate or more) is looked at again
-		 * past a second run, so that a fast stream slowed for a moment
-		 * (its writer's start, a busy machine) is not taken for a slow
-		 * one. */
+		 * sorted, the CPUs idle meanwhile, goes on being read by a
+		 * thread of its own, its runs sorted meanwhile; a faster one is
+		 * read whole first, and so is one that kept the CPUs busy (a
+		 * fast writer slowed by the machine's load, its own reader's
+		 * or others'), whose runs could be sorted only by slowing it
+		 * further.  One that came near that rate (near_rate or more) is
+		 * looked at again past a second run, so that a fast stream
+		 * slowed for a moment (its writer's start, a busy machine) is
+		 * not taken for a slow one. */
 		if (runs && tfd < 0 && len > (looked ? 2 : 1) * watch->run_bytes) {
 			const double t = now_sec(), took = looked ? t - t_look : t - t_first;
 			const size_t came = looked ? len - look_len : len - first_len;
 			const double rate = took > 0 ? (double)came / took : 1e300;
-			const bool slow = rate <= watch->run_rate;
+			uint64_t idle1 = 0, ticks1 = 0;
+			/* Not known (the ticks unread, or none passed): spare. */
+			const bool known = ticked && cpu_ticks(&idle1, &ticks1) && ticks1 > ticks0;
+			const double idle =
+				known ? (double)(idle1 - idle0) / (double)(ticks1 - ticks0) : 1;
+			const bool busy = idle < watch->idle_share;
+			const bool slow = rate <= watch->run_rate && !busy;
 			const bool near = slow && !looked && rate >= watch->near_rate;
+			char said[32] = "";
 
-			msg_info(2, "%s: %s %zu MiB came at %.0f MB/s: %s", f->name,
+			if (known)
+				snprintf(said, sizeof said, ", the CPUs %.0f%% idle", 100 * idle);
+			msg_info(2, "%s: %s %zu MiB came at %.0f MB/s%s: %s", f->name,
 				 looked ? "the next" : "its first", (looked ? came : len) >> 20, rate / 1e6,
-				 !slow ? "read whole first"
+				 said,
+				 rate > watch->run_rate ? "read whole first"
+				 : busy ? "the CPUs busy, read whole first"
 				 : near ? "near the line, looked at again" : "sorted in runs as it arrives");
+			if (known) {
+				idle0 = idle1;
+				ticks0 = ticks1;
+			}
 			if (slow && !near)
 				return stream_runs(f, fd, buf, cap, len, watch, &pf);
 			runs = near;

@@ -52,6 +52,10 @@ struct in_watch {
 	/* One that came at near_rate or more (but no more than run_rate)
 	 * is looked at again past a second run. */
 	double near_rate;
+	/* One that left the CPUs less than this share of their time idle
+	 * meanwhile is read whole all the same: they had no time to spare
+	 * for its runs, whose sorts would only slow it further. */
+	double idle_share;
 };
 
 /* Open and map (or read) every name; no names means stdin.  memory bounds

@@ -155,6 +155,7 @@ static int open_input(const struct cls_opts *o, struct cls_input *ci, const stru
 		w.run_bytes = stream_run_bytes(o, &ci->f);
 		w.run_rate = stream_run_rate();
 		w.near_rate = stream_near_rate();
+		w.idle_share = stream_idle_share();
 		watch = &w;
 	}
 	if (in_open(&ci->in, o->files, o->nfiles, o->memory_bytes, o->tmpdir, watch))

@@ -23,6 +23,9 @@ double stream_run_rate(void);
 /* The rate at or over which a stream no faster than stream_run_rate is
  * looked at again past a second run before it is sorted in runs. */
 double stream_near_rate(void);
+/* The share of the CPUs' time idle under which a stream that came slow
+ * enough is read whole all the same (in_watch's idle_share). */
+double stream_idle_share(void);
 
 /* Sort the stream that file still reads (file->stream) into out.  0,
  * CLS_E_PIPE or CLS_E_FAIL after a message. */

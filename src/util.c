@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -252,6 +253,37 @@ unsigned cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
+}
+
+bool cpu_ticks(uint64_t *idle, uint64_t *total)
+{
+	cpu_set_t mine;
+	FILE *fp = fopen("/proc/stat", "r");
+	char line[512];
+	bool any = false;
+
+	*idle = *total = 0;
+	if (!fp)
+		return false;
+	if (sched_getaffinity(0, sizeof mine, &mine))
+		CPU_ZERO(&mine);
+	while (fgets(line, sizeof line, fp)) {
+		unsigned long long v[8];
+		unsigned cpu;
+		int k;
+
+		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
+		    cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mine))
+			continue;
+		/* user nice system idle iowait irq softirq steal */
+		for (k = 0; k < 8; k++)
+			*total += v[k];
+		*idle += v[3] + v[4];
+		any = true;
+	}
+	fclose(fp);
+	return any;
 }
 
 struct thread_call {

@@ -79,6 +79,11 @@ uint64_t mem_available(void);
 /* Online CPUs, at least 1. */
 unsigned cpu_count(void);
 
+/* The clock ticks the CPUs this process may run on have spent idle
+ * (waiting for input and output included), and in all, since the system
+ * started (/proc/stat); false where they cannot be read. */
+bool cpu_ticks(uint64_t *idle, uint64_t *total);
+
 /* Fault in the pages of fresh memory p[0..len) on up to threads threads,
  * which is much faster than taking the faults one by one while writing.
  * Large anonymous memory is first asked for huge pages (mem_huge). */

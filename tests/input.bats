@@ -8,6 +8,9 @@ bats_require_minimum_version 1.5.0
 
 setup() {
   T=$BATS_TEST_TMPDIR
+  # Streams go to runs by their rate alone here, whatever else the
+  # machine runs meanwhile; the CPUs' idle share has a test of its own.
+  export CLSORT_STREAM_IDLE=0
   # Four u32 keys: 40 30 20 10.
   printf '\x28\0\0\0\x1e\0\0\0\x14\0\0\0\x0a\0\0\0' > "$T/k4.bin"
   printf '\x0a\0\0\0\x14\0\0\0' > "$T/last2.sorted"
@@ -356,6 +359,29 @@ stream_same_as_file() {
       ! grep -q 'while it is read' "$T/err" || fail "a fast stream in runs: $(cat "$T/err")"
     else
       grep -q 'while it is read' "$T/err" || fail "not in runs on $p threads: $(cat "$T/err")"
+    fi
+  done
+}
+
+@test "a slow stream that left the CPUs busy is read whole first" {
+  "$REFSORT" gen-kv 6000 43 > "$T/in"
+  "$CLSORT" -f kv "$T/in" > "$T/want"
+  # The writer with pauses of the test above (under 1 MB/s), its runs
+  # of 64 KiB slow enough; the CPUs idle less than the share asked for
+  # (over 100 %: always) or not (0: never).
+  for share in 2 0; do
+    { for ((i = 0; i < 6000; i += 1000)); do
+        sed -n "$((i + 1)),$((i + 1000))p" "$T/in"; sleep 0.05
+      done; } | CLSORT_STREAM_RUN=65536 CLSORT_STREAM_RATE=1e7 CLSORT_STREAM_IDLE=$share \
+        "$CLSORT" -f kv "${DEV[@]}" -vv > "$T/got" 2> "$T/err"
+    cmp "$T/want" "$T/got" || fail "$share: not the file's sort"
+    if [ $share = 2 ]; then
+      grep -q 'its first 0 MiB came at [0-9]* MB/s, the CPUs [0-9]*% idle: the CPUs busy, read whole first' \
+        "$T/err" || fail "$(cat "$T/err")"
+      ! grep -q 'while it is read' "$T/err" || fail "in runs: $(cat "$T/err")"
+    else
+      grep -q 'the CPUs [0-9]*% idle: sorted in runs as it arrives' "$T/err" || fail "$(cat "$T/err")"
+      grep -q 'while it is read' "$T/err" || fail "not in runs: $(cat "$T/err")"
     fi
   done
 }
