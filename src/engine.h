@@ -38,7 +38,11 @@ struct eng_config {
 
 /* Fills dst with words [first, first+count) of the array to sort. */
 typedef int (*eng_producer)(void *ctx, void *dst, size_t first, size_t count);
-/* Receives sorted words [first, first+count) at src, in order. */
+/* Receives sorted words [first, first+count) at src, in order, count 1
+ * or more.  Before the first of them, an engine whose sort runs on a
+ * device that leaves the host's threads idle (a GPU) calls it once with
+ * count 0 (src NULL) while it waits for the sort: time for the consumer
+ * to make ready for what comes (the output's pages faulted in). */
 typedef int (*eng_consumer)(void *ctx, const void *src, size_t first, size_t count);
 
 struct engine;

@@ -93,7 +93,8 @@ static int sort_at(struct hst *h, size_t n, void *words, void *room, unsigned lo
 	h->at_words = words;
 	h->at_room = room;
 	h->at_n = n;
-	rc = consume(ctx, sorted, 0, n);
+	/* None: count 0 means something else to a consumer (engine.h). */
+	rc = n ? consume(ctx, sorted, 0, n) : 0;
 	h->at_words = h->at_room = NULL;
 	return rc;
 }

@@ -378,6 +378,21 @@ void out_fault_in(struct out_writer *w, void *p, size_t len, unsigned threads)
 	}
 }
 
+uint64_t out_fault_ahead(struct out_writer *w, uint64_t len)
+{
+	size_t done;
+
+	if (w->mem || !w->map || w->total >= w->map_len)
+		return 0;
+	if (len > w->map_len - w->total)
+		len = w->map_len - w->total;
+	done = w->map_faulted > w->total ? w->map_faulted - w->total : 0;
+	if (done >= len)
+		return 0;
+	out_fault_in(w, w->map + w->total, (size_t)len, w->threads);
+	return len - done;
+}
+
 bool out_file_mapped(const struct out_writer *w, uint64_t *at)
 {
 	if (!w->map || w->fd < 0)

@@ -77,6 +77,11 @@ void *out_place(struct out_writer *w, size_t len);
  * stores scattered over them, which taking the faults one at a time as
  * they come costs more than the stores themselves. */
 void out_fault_in(struct out_writer *w, void *p, size_t len, unsigned threads);
+/* Fault in the pages of the output's mapping where its next len bytes
+ * will go (out_fault_in), on w's threads: for time the writer would
+ * otherwise spend waiting for what it writes (a device's sort).  The
+ * bytes of them not faulted in before; 0 where w writes no mapping. */
+uint64_t out_fault_ahead(struct out_writer *w, uint64_t len);
 /* Whether w writes a file through a mapping, its bytes from file offset
  * *at on. */
 bool out_file_mapped(const struct out_writer *w, uint64_t *at);

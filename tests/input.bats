@@ -138,6 +138,40 @@ pipe_same_as_file() {
   ! grep -q 'line_count' "$T/err" || fail "the lines' program built for nothing: $(cat "$T/err")"
 }
 
+@test "a stream's output faulted in while the device sorts: the file's bytes in every format" {
+  # Over 8 MiB each: the device opened while the stream arrives, whose
+  # output's pages are then not faulted in when it is mapped.
+  "$REFSORT" gen u32 2500000 61 > "$T/u32"
+  "$REFSORT" gen-rec 600000 16 0 u64 62 > "$T/rec16"
+  "$REFSORT" gen-rec 300000 32 4 u32 63 few > "$T/rec32"
+  "$REFSORT" gen-kv 700000 64 > "$T/kv"
+  # Each way a run's sorted data comes down: bare keys; records in their
+  # words; records and lines the device puts in order; lines the host
+  # puts in order from their words.
+  for c in "u32|-k u32|" "rec16|-R 16 -k u64|" "rec32|-R 32 --key-offset 4 -k u32|1" \
+           "kv|-f kv|1" "kv|-f kv -r|0"; do
+    IFS='|' read -r in opts gather <<<"$c"
+    "$CLSORT" -d host $opts "$T/$in" > "$T/want"
+    cat "$T/$in" | CLSORT_HOST_IDLE=1 CLSORT_DEVICE_GATHER=$gather "$CLSORT" "${DEV[@]}" -vv $opts \
+      > "$T/got" 2> "$T/err" || fail "$c: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "$c: not the file's sort"
+    # All the run writes (a line end the last line may lack: 1 more).
+    n=$(sed -n 's/^clsort: output: \([0-9]*\) bytes of its pages faulted in in [0-9.]* s while the device sorted$/\1/p' \
+      "$T/err")
+    [ -n "$n" ] || fail "$c: nothing faulted in: $(cat "$T/err")"
+    size=$(stat -c %s "$T/want")
+    [ "$n" -ge "$size" ] && [ "$n" -le $((size + 1)) ] || fail "$c: $n bytes faulted in, $size written"
+  done
+  # Into a pipe: no pages to fault in.
+  cat "$T/u32" | CLSORT_HOST_IDLE=1 "$CLSORT" "${DEV[@]}" -vv -k u32 2> "$T/err" |
+    cmp - <("$CLSORT" -d host -k u32 "$T/u32") || fail "into a pipe: not the file's sort"
+  ! grep -q 'faulted in in' "$T/err" || fail "into a pipe: $(cat "$T/err")"
+  # A CPU device's sort takes the host's threads: nothing meanwhile.
+  cat "$T/u32" | "$CLSORT" "${DEV[@]}" -vv -k u32 > "$T/got" 2> "$T/err"
+  "$CLSORT" -d host -k u32 "$T/u32" | cmp - "$T/got"
+  ! grep -q 'faulted in in' "$T/err" || fail "a CPU device: $(cat "$T/err")"
+}
+
 @test "a large pipe the host engine sorts touches no OpenCL" {
   "$REFSORT" gen u32 3000000 24 > "$T/u32"
   "$CLSORT" -d host "$T/u32" > "$T/want"

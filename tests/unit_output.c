@@ -46,6 +46,43 @@ out:
 	return good;
 }
 
+/* As mapped_write, the mapping's pages not faulted in when it is made:
+ * ahead of the writes, a third of it (what out_fault_ahead says it
+ * faulted in, checked), then the first sixth written, then the rest
+ * asked for and more. */
+static int ahead_write(const char *path, size_t len, unsigned threads)
+{
+	unsigned char *src = malloc(len), *back = malloc(len);
+	struct out_writer w;
+	FILE *f;
+	size_t i;
+	int good = 0;
+
+	if (!src || !back)
+		goto out;
+	for (i = 0; i < len; i++)
+		src[i] = (unsigned char)(i * 7 + i / 4096);
+	if (out_open_final(&w, path, true))
+		goto out;
+	if (!out_map(&w, len, threads, false) || out_fault_ahead(&w, len / 3) != len / 3 ||
+	    out_fault_ahead(&w, len / 3) != 0 || out_write(&w, src, len / 6) ||
+	    out_fault_ahead(&w, 2 * len) != len - len / 3 || out_fault_ahead(&w, 1) != 0 ||
+	    out_write(&w, src + len / 6, len - len / 6) || out_fault_ahead(&w, 1) != 0 ||
+	    out_finish(&w)) {
+		out_abort(&w);
+		goto out;
+	}
+	f = fopen(path, "rb");
+	if (f) {
+		good = fread(back, 1, len, f) == len && fgetc(f) == EOF && memcmp(src, back, len) == 0;
+		fclose(f);
+	}
+out:
+	free(src);
+	free(back);
+	return good;
+}
+
 int main(void)
 {
 	static const unsigned threads[] = { 2, 3, 5, 8, 16 };
@@ -71,6 +108,8 @@ int main(void)
 		   base + 4096 * n + 4);
 		ok(mapped_write(path, base - 3, n), "%u threads, %zu bytes", n, base - 3);
 	}
+	ok(ahead_write(path, (size_t)6 << 20, 4), "6 MiB faulted in ahead of the writes, in parts");
+	ok(ahead_write(path, ((size_t)3 << 20) + 5, 3), "3 MiB + 5 faulted in ahead of the writes");
 	/* A guarded file goes; once unguarded, it stays. */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd >= 0)
