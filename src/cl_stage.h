@@ -45,9 +45,9 @@ void stg_init(struct stg *s, struct dev_ctx *d, cl_command_queue q, size_t wsize
  * after a message. */
 int stg_make(struct stg *s, size_t n);
 
-/* Staging buffers of the largest size made on d (through its queue)
- * while the input is still read, for the first stg_make on d to take;
- * nothing where they cannot be had, whose stg_make then says why. */
+/* Staging buffers of the smallest size (16 MiB) made on d (through its
+ * queue) while the input is still read, for the first stg_make on d to
+ * take; nothing where they cannot be had, whose stg_make then says why. */
 void stg_make_ahead(struct dev_ctx *d);
 
 /* Tiles per chunk (even where pairs: whole pairs of tiles). */
