@@ -64,12 +64,12 @@ cl_int stg_upload(struct stg *s, cl_mem buf, size_t c, struct stg_chunk k, cl_ev
 
 /* Bring the n sorted words at word off of result down through the staging
  * buffers in turn, chunk by chunk, each handed to consume: chunk c + STG_N
- * goes into chunk c's buffer once that has been consumed.  While the first
- * chunks come, consume is told of them (count 0, eng_consumer) where the
- * sort leaves the host idle (CLSORT_HOST_IDLE=1: a CPU device too, for
- * tests).  Chunk c's
- * download waits for ready[c] (each) or ready[0]; down[c] its event.  A
- * callback's failure comes back in *rc. */
+ * goes into chunk c's buffer once that has been consumed.  Chunk c's
+ * download waits for ready[c] (each) or ready[0]; down[c] its event.
+ * While the first chunks come, consume is told of them (count 0,
+ * eng_consumer) where the sort leaves the host idle (CLSORT_HOST_IDLE=1:
+ * a CPU device's too, for tests).  A callback's failure comes back in
+ * *rc. */
 cl_int stg_download(struct stg *s, cl_mem result, size_t off, size_t n, size_t chunk_tiles,
 		    size_t chunks, cl_event *ready, bool each, cl_event *down, eng_consumer consume,
 		    void *ctx, int *rc);

@@ -272,7 +272,6 @@ static int consume_records(void *arg, const void *src, size_t first, size_t coun
 
 	if (!count)
 		return make_ready(io);
-
 	return write_units(io, src, (uint64_t)io->b->n * enc_record_bytes(io->f), first, count,
 			   io->f->fmt == CLS_FMT_KV);
 }
@@ -284,7 +283,6 @@ static int consume_text(void *arg, const void *src, size_t first, size_t count)
 
 	if (!count)
 		return make_ready(io);
-
 	return write_units(io, src, io->out_bytes, first, count, false);
 }
 
