@@ -124,6 +124,19 @@ static int produce(void *arg, void *dst, size_t first, size_t count)
 	return rc;
 }
 
+/* Wait for the output's helper (srt_warm), where there is one, the wait
+ * counted; the clock after it. */
+static double join_output(const struct run_io *io)
+{
+	const double t0 = now_sec();
+
+	if (!io->warm)
+		return t0;
+	srt_warm_out_done(io->warm);
+	io->t->warm += now_sec() - t0;
+	return now_sec();
+}
+
 /* The words are on their way from a device that leaves the host idle
  * (eng_consumer's count 0): the output's pages where the run will go
  * faulted in meanwhile, which its copies would otherwise take one page at
@@ -136,10 +149,7 @@ static int make_ready(const struct run_io *io)
 	const double t0 = now_sec();
 	uint64_t bytes;
 
-	if (io->warm) {
-		srt_warm_out_done(io->warm);
-		io->t->warm += now_sec() - t0;
-	}
+	join_output(io);
 	bytes = out_fault_ahead(io->w, run_bytes(io->f, io->b, 0, io->b->n) + 1);
 	if (bytes)
 		msg_info(2, "output: %llu bytes of its pages faulted in in %.3f s while the device "
@@ -150,7 +160,7 @@ static int make_ready(const struct run_io *io)
 static int consume(void *arg, const void *src, size_t first, size_t count)
 {
 	const struct run_io *io = arg;
-	double t0 = now_sec();
+	double t0;
 	size_t spare_bytes;
 	void *spare;
 	int rc;
@@ -158,11 +168,7 @@ static int consume(void *arg, const void *src, size_t first, size_t count)
 	(void)first;
 	if (!count)
 		return make_ready(io);
-	if (io->warm) {
-		srt_warm_out_done(io->warm);
-		io->t->warm += now_sec() - t0;
-		t0 = now_sec();
-	}
+	t0 = join_output(io);
 	spare = eng_spare(io->e, src, &spare_bytes);
 	rc = io->packed ? out_emit_packed(io->w, io->f, src, count)
 			: out_emit(io->w, io->f, io->b, src, count, spare, spare_bytes);
@@ -246,14 +252,9 @@ static int write_units(const struct run_io *io, const void *src, uint64_t total,
 	const size_t ws = word_size(io->f->kind);
 	const uint64_t at = (uint64_t)first * ws;
 	const size_t bytes = at >= total ? 0 : total - at < count * ws ? (size_t)(total - at) : count * ws;
-	double t0 = now_sec();
+	const double t0 = join_output(io);
 	int rc;
 
-	if (io->warm) {
-		srt_warm_out_done(io->warm);
-		io->t->warm += now_sec() - t0;
-		t0 = now_sec();
-	}
 	/* Whole lines' entries in each call: units come in chunks of whole
 	 * tiles, a power of two words. */
 	if (entries)
