@@ -49,22 +49,26 @@ static size_t run_bytes(void)
 	return n >= 64 ? (size_t)n : STREAM_RUN;
 }
 
+/* The number the environment variable name sets, else def. */
+static double env_number(const char *name, double def)
+{
+	const char *s = getenv(name);
+	return s && *s ? strtod(s, NULL) : def;
+}
+
 double stream_run_rate(void)
 {
-	const char *s = getenv("CLSORT_STREAM_RATE");
-	return s && *s ? strtod(s, NULL) : STREAM_RATE;
+	return env_number("CLSORT_STREAM_RATE", STREAM_RATE);
 }
 
 double stream_near_rate(void)
 {
-	const char *s = getenv("CLSORT_STREAM_NEAR");
-	return (s && *s ? strtod(s, NULL) : STREAM_NEAR) * stream_run_rate();
+	return env_number("CLSORT_STREAM_NEAR", STREAM_NEAR) * stream_run_rate();
 }
 
 double stream_idle_share(void)
 {
-	const char *s = getenv("CLSORT_STREAM_IDLE");
-	return s && *s ? strtod(s, NULL) : STREAM_IDLE;
+	return env_number("CLSORT_STREAM_IDLE", STREAM_IDLE);
 }
 
 size_t stream_run_bytes(const struct cls_opts *o, const struct enc_format *f)
