@@ -14,35 +14,49 @@
 #include "../src/tmpfile.h"
 #include "tap.h"
 
+/* len bytes of a pattern (seed varies it), or NULL. */
+static unsigned char *pattern(size_t len, unsigned seed)
+{
+	unsigned char *p = malloc(len);
+	size_t i;
+
+	for (i = 0; p && i < len; i++)
+		p[i] = (unsigned char)(i * seed + i / 4096);
+	return p;
+}
+
+/* Whether the file at path holds exactly src[0..len). */
+static int file_holds(const char *path, const unsigned char *src, size_t len)
+{
+	unsigned char *back = malloc(len);
+	FILE *f = fopen(path, "rb");
+	int good = 0;
+
+	if (back && f)
+		good = fread(back, 1, len, f) == len && fgetc(f) == EOF && memcmp(src, back, len) == 0;
+	if (f)
+		fclose(f);
+	free(back);
+	return good;
+}
+
 /* Write len bytes of a pattern to a new file through a mapping copied on
  * threads threads; true when the file holds exactly them. */
 static int mapped_write(const char *path, size_t len, unsigned threads)
 {
-	unsigned char *src = malloc(len), *back = malloc(len);
+	unsigned char *src = pattern(len, 131);
 	struct out_writer w;
-	FILE *f;
-	size_t i, got = 0;
 	int good = 0;
 
-	if (!src || !back)
-		goto out;
-	for (i = 0; i < len; i++)
-		src[i] = (unsigned char)(i * 131 + i / 4096);
-	if (out_open_final(&w, path, true))
+	if (!src || out_open_final(&w, path, true))
 		goto out;
 	if (!out_map(&w, len, threads, true) || out_write(&w, src, len) || out_finish(&w)) {
 		out_abort(&w);
 		goto out;
 	}
-	f = fopen(path, "rb");
-	if (f) {
-		got = fread(back, 1, len, f);
-		good = got == len && fgetc(f) == EOF && memcmp(src, back, len) == 0;
-		fclose(f);
-	}
+	good = file_holds(path, src, len);
 out:
 	free(src);
-	free(back);
 	return good;
 }
 
@@ -52,17 +66,11 @@ out:
  * asked for and more. */
 static int ahead_write(const char *path, size_t len, unsigned threads)
 {
-	unsigned char *src = malloc(len), *back = malloc(len);
+	unsigned char *src = pattern(len, 7);
 	struct out_writer w;
-	FILE *f;
-	size_t i;
 	int good = 0;
 
-	if (!src || !back)
-		goto out;
-	for (i = 0; i < len; i++)
-		src[i] = (unsigned char)(i * 7 + i / 4096);
-	if (out_open_final(&w, path, true))
+	if (!src || out_open_final(&w, path, true))
 		goto out;
 	if (!out_map(&w, len, threads, false) || out_fault_ahead(&w, len / 3) != len / 3 ||
 	    out_fault_ahead(&w, len / 3) != 0 || out_write(&w, src, len / 6) ||
@@ -72,14 +80,9 @@ static int ahead_write(const char *path, size_t len, unsigned threads)
 		out_abort(&w);
 		goto out;
 	}
-	f = fopen(path, "rb");
-	if (f) {
-		good = fread(back, 1, len, f) == len && fgetc(f) == EOF && memcmp(src, back, len) == 0;
-		fclose(f);
-	}
+	good = file_holds(path, src, len);
 out:
 	free(src);
-	free(back);
 	return good;
 }
 
