@@ -10,7 +10,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#endif
 
 #include "progress.h"
 #include "tmpfile.h"
@@ -350,6 +354,19 @@ void *out_claim(struct out_writer *w, size_t len)
 void *out_place(struct out_writer *w, size_t len)
 {
 	return !w->mem && out_claimable(w, len) ? w->map + w->total : NULL;
+}
+
+bool out_in_memory(const struct out_writer *w)
+{
+#ifdef TMPFS_MAGIC
+	struct statfs sf;
+
+	return w->fd >= 0 && fstatfs(w->fd, &sf) == 0 &&
+	       (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+#else
+	(void)w;
+	return false;
+#endif
 }
 
 bool out_holds(const struct out_writer *w, const void *p)

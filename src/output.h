@@ -125,6 +125,8 @@ int out_emit_lines(struct out_writer *w, const struct enc_format *f, const struc
 bool out_deals(const struct out_writer *w, const struct enc_format *f, const struct enc_batch *b);
 /* Whether p lies in w's mapping. */
 bool out_holds(const struct out_writer *w, const void *p);
+/* Whether w's file lies in memory (tmpfs, ramfs). */
+bool out_in_memory(const struct out_writer *w);
 /* Bytes a kv line takes beside its run while out_emit writes a run of
  * them whole into a mapped output (its rank and its place, emit.c), where
  * the sort leaves no spare memory for them (an OpenCL device's: the host

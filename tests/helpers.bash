@@ -91,3 +91,11 @@ reader_closes_sigpipe_ignored() {
   [ "${lines[0]}" = "status 2 0" ] || fail "pipeline statuses: ${lines[0]}"
   [ "$(cat "$BATS_TEST_TMPDIR/err")" = "clsort: write error: Broken pipe" ]
 }
+
+# Whether directory $1 lies in memory (tmpfs, ramfs).
+in_memory() {
+  case $(stat -f -c %T "$1") in
+    tmpfs | ramfs) return 0 ;;
+  esac
+  return 1
+}

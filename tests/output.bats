@@ -208,7 +208,7 @@ not_mapped() {
   not_mapped
 }
 
-@test "the host engine: a stream's bare integer keys and packed records sorted through the output's place" {
+@test "the host engine: bare integer keys and packed records sorted through the output's place" {
   local spec k n dist r opts
   for spec in "u32 4200007 rand" "i32 4200007 few" "u64 2100011 rand" "i64 2100011 equal" "u32 4200007 sorted"; do
     read -r k n dist <<< "$spec"
@@ -218,7 +218,13 @@ not_mapped() {
       rm -f "$T/out"
       "$CLSORT" -d host --parallel=2 -vv -k "$k" $r -o "$T/out" "$T/in" 2> "$T/err" || fail "$(cat "$T/err")"
       cmp "$T/want" "$T/out" || fail "$spec $r from the file"
-      ! grep -q "output's place" "$T/err" || fail "$spec: a file's sort took the output's place"
+      # A file's keys: through the output's place where it is on a disk.
+      if in_memory "$T"; then
+        ! grep -q "output's place" "$T/err" || fail "$spec: a file's sort into tmpfs took the output's place"
+      else
+        grep -q "keys sorted through the output's place" "$T/err" ||
+          fail "$spec: a file's sort into a disk's file: $(cat "$T/err")"
+      fi
       cat "$T/in" | "$CLSORT" -d host --parallel=3 -vv -k "$k" $r > "$T/out" 2> "$T/err" ||
         fail "$(cat "$T/err")"
       cmp "$T/want" "$T/out" || fail "$spec $r through a pipe into a file"
@@ -234,6 +240,21 @@ not_mapped() {
   cat "$T/in" | "$CLSORT" -d host --parallel=2 -vv -u -k u32 -o "$T/out" 2> "$T/err"
   "$REFSORT" sort -u -k u32 < "$T/in" | cmp - "$T/out"
   ! grep -q "output's place" "$T/err" || fail "took the output's place: $(cat "$T/err")"
+  # Nor for a file's keys into tmpfs, into a pipe, or on one thread.
+  "$REFSORT" sort -k u32 < "$T/in" > "$T/want"
+  if in_memory /dev/shm; then
+    local shm
+    shm=$(mktemp -d /dev/shm/clsort-test.XXXXXX)
+    "$CLSORT" -d host --parallel=2 -vv -k u32 -o "$shm/out" "$T/in" 2> "$T/err"
+    cmp "$T/want" "$shm/out" || { rm -rf "$shm"; fail "a file into tmpfs"; }
+    rm -rf "$shm"
+    ! grep -q "output's place" "$T/err" || fail "a file into tmpfs took the output's place"
+  fi
+  "$CLSORT" -d host --parallel=2 -vv -k u32 "$T/in" 2> "$T/err" | cmp "$T/want" -
+  ! grep -q "output's place" "$T/err" || fail "a file into a pipe took the output's place"
+  "$CLSORT" -d host --parallel=1 -vv -k u32 -o "$T/out" "$T/in" 2> "$T/err"
+  cmp "$T/want" "$T/out" || fail "a file on one thread"
+  ! grep -q "output's place" "$T/err" || fail "a file on one thread took the output's place"
   # Records that fill their words, unpacked where they lie.
   for spec in "16 0 u64" "16 8 i64" "8 4 u32" "8 0 i32"; do
     read -r n k dist <<< "$spec"
@@ -243,6 +264,8 @@ not_mapped() {
       "$REFSORT" sort $opts < "$T/in" > "$T/want"
       "$CLSORT" -d host --parallel=2 -vv $opts -o "$T/out" "$T/in" 2> "$T/err" || fail "$(cat "$T/err")"
       cmp "$T/want" "$T/out" || fail "$opts from the file"
+      in_memory "$T" || grep -q "records sorted through the output's place" "$T/err" ||
+        fail "$opts from the file: $(cat "$T/err")"
       cat "$T/in" | "$CLSORT" -d host --parallel=2 -vv $opts -o "$T/out" 2> "$T/err"
       cmp "$T/want" "$T/out" || fail "$opts through a pipe into a file"
       grep -q "records sorted through the output's place" "$T/err" || fail "$opts: $(cat "$T/err")"
