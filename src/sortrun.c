@@ -485,7 +485,7 @@ static int sort_file_in(struct engine *e, struct run_io *io, unsigned low)
 	    !io->warm || !io->warm->map_out || out_in_memory(io->w))
 		return ENG_NO_RECORDS;
 	/* The mapping alone (its pages are faulted in by output_room). */
-	srt_warm_out_done(io->warm);
+	join_output(io);
 	if (!out_place(io->w, bytes))
 		return ENG_NO_RECORDS;
 	if (!(words = xmalloc(bytes, "the host sort's words")))
