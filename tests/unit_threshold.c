@@ -45,6 +45,16 @@ int main(void)
 	r = rates(5e-9, 0, 0.5e-9);
 	ok(thr_host_wins(&r, THR_MEASURE_MIN - 1) && !thr_host_wins(&r, THR_MEASURE_MIN),
 	   "the device's start unmeasured: tried on a sort big enough to time");
+	/* ...but not where it is slower per record than the host on sorts
+	 * of about this size: no start makes it win. */
+	r = rates(4e-9, 0, 70e-9);
+	r.device_at = 67108864;
+	ok(thr_host_wins(&r, 67108864) && thr_host_wins(&r, 1000000),
+	   "a device slower per record, its start unmeasured: the host");
+	ok(!thr_host_wins(&r, (uint64_t)THR_EXPLORE * 67108864),
+	   "...measured again on sorts THR_EXPLORE times larger");
+	ok(thr_stream_host_wins(&r, 67108864, 1.0),
+	   "...and for a stream, whatever the time it has taken");
 	/* Measured on sorts of 10^6 records, where its fixed costs weigh: on
 	 * THR_EXPLORE times as many, measured again where the host would take
 	 * longer than its start... */
