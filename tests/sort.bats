@@ -369,10 +369,16 @@ craft() {
   craft "keys32 1e-06 1e+06 0.01 9.9e-07 20000 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
-  # A device slower per record is not measured again.
-  craft "keys32 1e-06 1e+06 0.001 2e-06 1000 a test device"
+  # A device slower per record is measured again only where the host
+  # would take longer than its start and all the work it was measured
+  # on, on THR_EXPLORE (4) times as many records: the host's 20 ms
+  # against 1 ms + 4 us x 5000, then against 1 ms + 2 us x 1000.
+  craft "keys32 1e-06 1e+06 0.001 4e-06 5000 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  craft "keys32 1e-06 1e+06 0.001 2e-06 1000 a test device"
+  sorts_in -v
+  [[ "$stderr" != *"on the host"* ]]
   # A host measured on sorts of 1000 records: measured again on these.
   craft "keys32 1e-06 1000 0.001 1e-09 1e+06 a test device"
   sorts_in -v

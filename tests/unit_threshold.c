@@ -46,15 +46,27 @@ int main(void)
 	ok(thr_host_wins(&r, THR_MEASURE_MIN - 1) && !thr_host_wins(&r, THR_MEASURE_MIN),
 	   "the device's start unmeasured: tried on a sort big enough to time");
 	/* ...but not where it is slower per record than the host on sorts
-	 * of about this size: no start makes it win. */
+	 * of about this size: no start makes it win.  A CPU device, 70 ns a
+	 * key on 2^26 keys (4.7 s) where the host takes 4. */
 	r = rates(4e-9, 0, 70e-9);
 	r.device_at = 67108864;
 	ok(thr_host_wins(&r, 67108864) && thr_host_wins(&r, 1000000),
 	   "a device slower per record, its start unmeasured: the host");
-	ok(!thr_host_wins(&r, (uint64_t)THR_EXPLORE * 67108864),
-	   "...measured again on sorts THR_EXPLORE times larger");
+	ok(thr_host_wins(&r, (uint64_t)THR_EXPLORE * 67108864),
+	   "...on THR_EXPLORE times as many, where the host takes less than its work measured");
+	ok(thr_host_wins(&r, 1174405119) && !thr_host_wins(&r, 1174405121),
+	   "...measured again where 4 ns x n > 70 ns x 2^26");
 	ok(thr_stream_host_wins(&r, 67108864, 1.0),
 	   "...and for a stream, whatever the time it has taken");
+	/* A GPU measured on 10^6 keys, its fixed costs in its rate: 0.19 s
+	 * to start, 25 ns a key; the host 2.09 ns.  Measured again where the
+	 * host takes longer than 0.19 s + 25 ms: not locked out. */
+	r = rates(2.09e-9, 0.19, 25e-9);
+	r.device_at = 1e6;
+	ok(thr_host_wins(&r, 3999999) && thr_host_wins(&r, 100000000),
+	   "a GPU measured on small sorts: the host below THR_EXPLORE times and the crossover");
+	ok(!thr_host_wins(&r, (uint64_t)1 << 28),
+	   "...measured again on 2^28 keys, where the host takes 0.56 s");
 	/* Measured on sorts of 10^6 records, where its fixed costs weigh: on
 	 * THR_EXPLORE times as many, measured again where the host would take
 	 * longer than its start... */
@@ -73,10 +85,13 @@ int main(void)
 	r.start = 0.001;
 	ok(!thr_host_wins(&r, THR_EXPLORE * 16384 - 1) && thr_host_wins(&r, THR_EXPLORE * 16384),
 	   "...on sorts THR_EXPLORE times larger than it was");
-	/* ...but not when it is slower per record. */
+	/* ...and when it is slower per record, only where the host takes
+	 * longer than its start and all its work measured: 0.01 s + 40 ns x
+	 * 10^6 = 5 ns x 10^7. */
 	r = rates(5e-9, 0.01, 40e-9);
 	r.device_at = 1e6;
-	ok(thr_host_wins(&r, (uint64_t)1 << 40), "a device slower per record: not measured again");
+	ok(thr_host_wins(&r, 9999999) && !thr_host_wins(&r, 10000001),
+	   "a device slower per record: measured again past its start and work measured");
 
 	r = rates(0, 0, 0);
 	ok(thr_host_wins(&r, 1) && thr_host_wins(&r, THR_TRY_HOST),
