@@ -77,6 +77,12 @@ const char *dev_strerror(cl_int err);
  * Returns 0 or CLS_E_FAIL after a message. */
 int dev_list(FILE *out);
 
+/* The device "auto" opens: its name as its engine gives it ("NAME
+ * [PLATFORM]", size bytes at most) and whether it is a CPU, found without
+ * opening it.  0, or CLS_E_FAIL where there is no OpenCL device, with why
+ * in why_size bytes and no message. */
+int dev_auto_probe(char *name, size_t size, bool *cpu, char *why, size_t why_size);
+
 /* Open the device spec selects, with a context and an in-order queue
  * (profiling on when asked).  0 or CLS_E_FAIL after a message saying what
  * was found. */

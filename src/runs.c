@@ -87,6 +87,32 @@ static void rate_text(char *buf, size_t size, double rate, double at)
 		snprintf(buf, size, "not measured");
 }
 
+/* Whether auto's device is a CPU, into r->cpu: as the cache says where it
+ * names the device r was measured on (or r's device is not measured),
+ * else, where r's choice for total records would try a device not yet
+ * measured, found now (once a machine) and kept.  False where it was
+ * looked for and there is none, why in why. */
+static bool auto_cpu(struct thr_rates *r, uint64_t total, double elapsed, char *why,
+		     size_t why_size)
+{
+	char name[sizeof r->dev];
+	bool cpu;
+
+	if (thr_load_auto(name, sizeof name, &cpu) && (!r->dev[0] || !strcmp(name, r->dev))) {
+		r->cpu = cpu;
+		return true;
+	}
+	if (r->device > 0 ||
+	    (elapsed >= 0 ? thr_stream_host_wins(r, total, elapsed) : thr_host_wins(r, total)))
+		return true;
+	if (dev_auto_probe(name, sizeof name, &cpu, why, why_size))
+		return false;
+	msg_info(2, "auto: its device is %s, %s", name, cpu ? "a CPU" : "not a CPU");
+	thr_store_auto(name, cpu);
+	r->cpu = cpu;
+	return true;
+}
+
 /* The engine for total records: the one -d names; for auto, the host up
  * to a threshold when one is set, else the quicker of the host and the
  * device by the rates measured; told (-v) when tell.  elapsed >= 0: a
@@ -97,7 +123,7 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		   struct choice *c, bool tell, double elapsed)
 {
 	struct dev_spec spec;
-	char host[128], dev[128], start[64];
+	char host[128], dev[128], start[64], why[512];
 	bool host_wins;
 
 	memset(c, 0, sizeof *c);
@@ -113,7 +139,13 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		thr_slot(c->slot, sizeof c->slot, f->fmt, f->indexed, f->kind);
 		thr_load(c->slot, &c->rates);
 		c->measure = true;
-		if (elapsed >= 0) {
+		if (!auto_cpu(&c->rates, total, elapsed, why, sizeof why)) {
+			/* No OpenCL device: the host, as where one failed to
+			 * open while a stream arrived. */
+			host_wins = true;
+			if (tell)
+				msg_err("warning: %s; sorting on the host", why);
+		} else if (elapsed >= 0) {
 			host_wins = thr_stream_host_wins(&c->rates, total, elapsed);
 		} else {
 			host_wins = thr_host_wins(&c->rates, total);
@@ -183,10 +215,15 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 	} else {
 		if (records < THR_MEASURE_MIN)
 			return;
-		/* Another device than the one measured: its rates start afresh. */
+		/* Another device than the one measured: its rates start afresh,
+		 * and what the cache says of auto's device is found again. */
 		if (strcmp(r->dev, e->name)) {
+			char name[sizeof r->dev];
+			bool cpu;
 			r->start = r->device = r->device_at = 0;
 			snprintf(r->dev, sizeof r->dev, "%s", e->name);
+			if (thr_load_auto(name, sizeof name, &cpu) && strcmp(name, e->name))
+				thr_store_auto(NULL, false);
 		}
 		/* The least start seen: what comes on top is not the device's.
 		 * Not from a sort that built the kernels, whose first use of

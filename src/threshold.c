@@ -114,6 +114,52 @@ void thr_store(const char *slot, const struct thr_rates *r)
 	cache_replace(path, out, len, NULL, 0);
 }
 
+static const char auto_name[] = "autodev";
+static const char auto_head[] = "clsort auto device 1\n";
+
+bool thr_load_auto(char *name, size_t size, bool *cpu)
+{
+	char text[LINE_MAX_BYTES], path[4096], type[8];
+	ssize_t len;
+	int fd, end = 0;
+
+	if (cache_path(path, sizeof path, auto_name, false))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read_full(fd, text, sizeof text - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	text[len] = '\0';
+	if (strncmp(text, auto_head, sizeof auto_head - 1) ||
+	    sscanf(text + sizeof auto_head - 1, "%7s %n", type, &end) != 1 || end == 0 ||
+	    (strcmp(type, "cpu") && strcmp(type, "other")) ||
+	    text[len - 1] != '\n')
+		return false;
+	*cpu = !strcmp(type, "cpu");
+	text[len - 1] = '\0';
+	snprintf(name, size, "%s", text + sizeof auto_head - 1 + end);
+	return true;
+}
+
+void thr_store_auto(const char *name, bool cpu)
+{
+	char path[4096], line[LINE_MAX_BYTES];
+	int w;
+
+	if (cache_path(path, sizeof path, auto_name, name != NULL))
+		return;
+	if (!name) {
+		unlink(path);
+		return;
+	}
+	w = snprintf(line, sizeof line, "%s%s %s\n", auto_head, cpu ? "cpu" : "other", name);
+	if (w > 0 && (size_t)w < sizeof line)
+		cache_replace(path, line, (size_t)w, NULL, 0);
+}
+
 void thr_measure(double *rate, double *at, uint64_t n, double seconds)
 {
 	const double per = seconds / (double)n, x = (double)n;
@@ -136,15 +182,20 @@ static bool host_wins(const struct thr_rates *r, uint64_t n, double start)
 {
 	const double x = (double)n;
 
+	/* A CPU device (PoCL) not measured quicker per record than the host
+	 * is tried only on inputs small enough for that to cost little. */
+	if (r->cpu && r->host > 0 && !(r->device > 0 && r->device < r->host) &&
+	    n > THR_TRY_CPU_DEVICE)
+		return true;
 	/* A device measured slower per record than the host loses at the
 	 * size it was measured on, whatever its start.  Its rate carries the
 	 * fixed costs of the sorts it came from (an H200 measured 25 ns a key
 	 * on 10^6 keys, 0.4 on 2^28, where the host took 2): it is measured
 	 * again on a sort THR_EXPLORE times larger where the host would take
 	 * longer than the device's start and the whole of the work it was
-	 * measured on, the least the device could take.  A CPU device, whose
-	 * work grows with the records, meets that only on inputs many times
-	 * larger than it was measured on. */
+	 * measured on, the least the device could take.  Other devices whose
+	 * work grows with the records meet that only on inputs many times
+	 * larger than they were measured on. */
 	if (r->host > 0 && r->device >= r->host)
 		return !(x >= THR_EXPLORE * r->device_at &&
 			 r->host * x > start + r->device * r->device_at);
@@ -160,11 +211,11 @@ static bool host_wins(const struct thr_rates *r, uint64_t n, double start)
 	}
 	/* A side unmeasured, or the device's start: try it, where the input
 	 * is big enough to measure it and, for the host, small enough to
-	 * cost little, or the device measured too slow for the host to lose
-	 * by much. */
+	 * cost little, or the device measured too slow (or known to be a
+	 * CPU) for the host to lose by much. */
 	if (r->host > 0)
 		return n < THR_MEASURE_MIN;
-	return n <= THR_TRY_HOST || r->device >= THR_DEVICE_SLOW;
+	return n <= THR_TRY_HOST || r->device >= THR_DEVICE_SLOW || r->cpu;
 }
 
 bool thr_host_wins(const struct thr_rates *r, uint64_t n)

@@ -330,6 +330,64 @@ craft() {
     fail "$(rates keys32)"
 }
 
+@test "auto's device a CPU: the host at any size until measured, the device on small inputs only" {
+  own_cache
+  # Nothing measured, 16777259 keys (past 2^24): the host, not PoCL; the
+  # device was looked at (not opened) and the cache says it is a CPU.
+  keys 16777259 82
+  sorts_in -vv
+  [[ "$stderr" == *"16777259 records: sorting on the host"* ]] || fail "$stderr"
+  [[ "$stderr" == *"auto: its device is "*" [Portable Computing Language], a CPU"* ]] || fail "$stderr"
+  [[ "$(cat "$C/autodev")" =~ ^"clsort auto device 1"$'\n'"cpu "[^$'\n']*" [Portable Computing Language]"$ ]] ||
+    fail "$(cat "$C/autodev")"
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0 0 0 "$ ]] || fail "$(rates keys32)"
+  # The host measured, the device not: past 2^20 records the host...
+  keys 1048577 83
+  sorts_in -v
+  [[ "$stderr" == *"1048577 records: sorting on the host"* ]] || fail "$stderr"
+  # ...up to it the device, measured.
+  keys 20000 84
+  sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on "*"[Portable Computing Language]"* ]] || fail "$stderr"
+  [[ "$(rates keys32)" == *" 20000 "*"[Portable Computing Language]" ]] || fail "$(rates keys32)"
+  # Measured slower per record than the host: the host past 2^20 records
+  # whatever the sizes, where another device would be tried again.
+  craft "keys32 4e-09 1e+06 0 2e-05 20000 $(sed -n 's/^cpu //p' "$C/autodev")"
+  keys 4194304 85
+  sorts_in -v
+  [[ "$stderr" == *"4194304 records: sorting on the host"* ]] || fail "$stderr"
+  # A cache that names another device is forgotten once the device sorts,
+  # and the device looked at again where it matters.
+  printf 'clsort auto device 1\ncpu another device\n' > "$C/autodev"
+  craft "keys32 4e-09 1e+06 0 0 0 "
+  keys 20000 86
+  sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on "*"[Portable Computing Language]"* ]] || fail "$stderr"
+  [ ! -e "$C/autodev" ]
+  craft "keys32 4e-09 1e+06 0 0 0 "
+  keys 1048577 87
+  sorts_in -v
+  [[ "$stderr" == *"1048577 records: sorting on the host"* ]] || fail "$stderr"
+  grep -q "^cpu .*\[Portable Computing Language\]$" "$C/autodev"
+}
+
+@test "auto with no OpenCL platform: the host, with a warning where the device would be tried" {
+  own_cache
+  mkdir "$BATS_TEST_TMPDIR/no-vendors"
+  export OCL_ICD_VENDORS=$BATS_TEST_TMPDIR/no-vendors
+  keys 20000 88
+  # Nothing measured: the host is tried, nothing said.
+  sorts_in
+  [ -z "$stderr" ] || fail "$stderr"
+  # The host measured: the device would be tried, and there is none.
+  sorts_in -v
+  [[ "$stderr" == *"clsort: warning: no OpenCL platform found: install"*"; sorting on the host"* ]] ||
+    fail "$stderr"
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]] || fail "$stderr"
+  [ "$(grep -c warning <<< "$stderr")" -eq 1 ] || fail "$stderr"
+  [ ! -e "$C/autodev" ]
+}
+
 @test "auto measures the device's start on a sort that did not build its kernels, and keeps the least" {
   local dev
   own_cache

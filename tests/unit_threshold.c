@@ -108,6 +108,32 @@ int main(void)
 	   "the device unmeasured: not tried on a sort too small to time");
 	ok(!thr_host_wins(&r, THR_MEASURE_MIN), "the device unmeasured: tried on one big enough");
 
+	/* auto's device known to be a CPU (PoCL): the host tried at any size
+	 * while it is not measured... */
+	r = rates(0, 0, 0);
+	r.cpu = true;
+	ok(thr_host_wins(&r, (uint64_t)1 << 30), "a CPU device, nothing measured: the host at any size");
+	/* ...the device only on inputs of up to THR_TRY_CPU_DEVICE records... */
+	r = rates(4e-9, 0, 0);
+	r.cpu = true;
+	ok(thr_host_wins(&r, THR_MEASURE_MIN - 1) && !thr_host_wins(&r, THR_MEASURE_MIN) &&
+		   !thr_host_wins(&r, THR_TRY_CPU_DEVICE) && thr_host_wins(&r, THR_TRY_CPU_DEVICE + 1),
+	   "a CPU device unmeasured: tried from THR_MEASURE_MIN to THR_TRY_CPU_DEVICE records");
+	/* ...and once measured slower per record (on its first sort, which
+	 * built its kernels: 20 us a key on 20000), not again past it, where
+	 * another device would be. */
+	r = rates(4e-9, 0, 2e-5);
+	r.device_at = 20000;
+	ok(!thr_host_wins(&r, (uint64_t)1 << 30),
+	   "a device slower per record, unknown: measured again on 2^30 keys");
+	r.cpu = true;
+	ok(thr_host_wins(&r, (uint64_t)1 << 30) && thr_host_wins(&r, THR_TRY_CPU_DEVICE),
+	   "a CPU device slower per record: the host");
+	/* A CPU device measured quicker than the host: the rates decide. */
+	r = rates(4e-9, 0.01, 1e-9);
+	r.cpu = true;
+	ok(!thr_host_wins(&r, 100000000), "a CPU device quicker per record: by the rates");
+
 	/* A stream looked at as it arrives: judged as twice what it has so
 	 * far, the device's start less the time it has taken. */
 	r = rates(5e-9, 0.3, 0.5e-9);
