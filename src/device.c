@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "clsort.h"
 #include "util.h"
@@ -375,6 +376,22 @@ int dev_list(FILE *out)
 	}
 	free(list);
 	return 0;
+}
+
+void dev_drivers_stamp(char *stamp, size_t size)
+{
+	/* ocl-icd's: OCL_ICD_VENDORS (a directory or one .icd file), else
+	 * this directory. */
+	const char *at = getenv("OCL_ICD_VENDORS");
+	struct stat st;
+
+	if (!at || !*at)
+		at = "/etc/OpenCL/vendors";
+	if (stat(at, &st))
+		snprintf(stamp, size, "%s none", at);
+	else
+		snprintf(stamp, size, "%s %lld.%09ld", at, (long long)st.st_mtim.tv_sec,
+			 (long)st.st_mtim.tv_nsec);
 }
 
 int dev_auto_probe(char *name, size_t size, bool *cpu, char *why, size_t why_size)

@@ -83,6 +83,11 @@ int dev_list(FILE *out);
  * in why_size bytes and no message. */
 int dev_auto_probe(char *name, size_t size, bool *cpu, char *why, size_t why_size);
 
+/* Where the ICD loader finds the drivers and when that last changed (a
+ * driver registered or removed), as text of at most size bytes: what
+ * dev_auto_probe found holds while it is the same. */
+void dev_drivers_stamp(char *stamp, size_t size);
+
 /* Open the device spec selects, with a context and an in-order queue
  * (profiling on when asked).  0 or CLS_E_FAIL after a message saying what
  * was found. */

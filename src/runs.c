@@ -2,6 +2,7 @@
 #include "runs.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,28 +88,46 @@ static void rate_text(char *buf, size_t size, double rate, double at)
 		snprintf(buf, size, "not measured");
 }
 
-/* Whether auto's device is a CPU, into r->cpu: as the cache says where it
- * names the device r was measured on (or r's device is not measured),
- * else, where r's choice for total records would try a device not yet
- * measured, found now (once a machine) and kept.  False where it was
- * looked for and there is none, why in why. */
-static bool auto_cpu(struct thr_rates *r, uint64_t total, double elapsed, char *why,
-		     size_t why_size)
+/* Whether auto's choice by r for total records is the host. */
+static bool by_rates(const struct thr_rates *r, uint64_t total, double elapsed)
 {
-	char name[sizeof r->dev];
+	return elapsed >= 0 ? thr_stream_host_wins(r, total, elapsed) : thr_host_wins(r, total);
+}
+
+/* What auto's device is, for r: whether it is a CPU, into r->cpu, and
+ * where r's device rates are of another device (a driver registered
+ * since they were measured), r's device unmeasured.  As the cache says
+ * where it was found with the drivers as they are; else found now where
+ * it matters (an input big enough to time, and r's device measured or
+ * r's choice trying it), and kept.  False where it was looked for, there
+ * is none and r's choice was the device (the host sorts: a warning says
+ * why, once). */
+static bool auto_device(struct thr_rates *r, uint64_t total, double elapsed)
+{
+	char name[sizeof r->dev], stamp[4200], why[512];
 	bool cpu;
 
-	if (thr_load_auto(name, sizeof name, &cpu) && (!r->dev[0] || !strcmp(name, r->dev))) {
-		r->cpu = cpu;
-		return true;
+	dev_drivers_stamp(stamp, sizeof stamp);
+	if (!thr_load_auto(stamp, name, sizeof name, &cpu)) {
+		if (total < THR_MEASURE_MIN || (!r->dev[0] && by_rates(r, total, elapsed)))
+			return true;
+		if (dev_auto_probe(name, sizeof name, &cpu, why, sizeof why)) {
+			static atomic_bool warned;
+			if (by_rates(r, total, elapsed))
+				return true;
+			/* Once, where the first choice wanted it. */
+			if (!atomic_exchange(&warned, true))
+				msg_err("warning: %s; sorting on the host", why);
+			return false;
+		}
+		msg_info(2, "auto: its device is %s, %s", name, cpu ? "a CPU" : "not a CPU");
+		thr_store_auto(stamp, name, cpu);
 	}
-	if (r->device > 0 ||
-	    (elapsed >= 0 ? thr_stream_host_wins(r, total, elapsed) : thr_host_wins(r, total)))
-		return true;
-	if (dev_auto_probe(name, sizeof name, &cpu, why, why_size))
-		return false;
-	msg_info(2, "auto: its device is %s, %s", name, cpu ? "a CPU" : "not a CPU");
-	thr_store_auto(name, cpu);
+	if (r->dev[0] && strcmp(name, r->dev)) {
+		msg_info(2, "auto: the device rates are of %s, not of its device: not taken", r->dev);
+		r->start = r->device = r->device_at = 0;
+		snprintf(r->dev, sizeof r->dev, "%s", name);
+	}
 	r->cpu = cpu;
 	return true;
 }
@@ -123,7 +142,7 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		   struct choice *c, bool tell, double elapsed)
 {
 	struct dev_spec spec;
-	char host[128], dev[128], start[64], why[512];
+	char host[128], dev[128], start[64];
 	bool host_wins;
 
 	memset(c, 0, sizeof *c);
@@ -139,12 +158,8 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		thr_slot(c->slot, sizeof c->slot, f->fmt, f->indexed, f->kind);
 		thr_load(c->slot, &c->rates);
 		c->measure = true;
-		if (!auto_cpu(&c->rates, total, elapsed, why, sizeof why)) {
-			/* No OpenCL device: the host, as where one failed to
-			 * open while a stream arrived. */
+		if (!auto_device(&c->rates, total, elapsed)) {
 			host_wins = true;
-			if (tell)
-				msg_err("warning: %s; sorting on the host", why);
 		} else if (elapsed >= 0) {
 			host_wins = thr_stream_host_wins(&c->rates, total, elapsed);
 		} else {
@@ -218,12 +233,13 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 		/* Another device than the one measured: its rates start afresh,
 		 * and what the cache says of auto's device is found again. */
 		if (strcmp(r->dev, e->name)) {
-			char name[sizeof r->dev];
+			char name[sizeof r->dev], stamp[4200];
 			bool cpu;
 			r->start = r->device = r->device_at = 0;
 			snprintf(r->dev, sizeof r->dev, "%s", e->name);
-			if (thr_load_auto(name, sizeof name, &cpu) && strcmp(name, e->name))
-				thr_store_auto(NULL, false);
+			dev_drivers_stamp(stamp, sizeof stamp);
+			if (thr_load_auto(stamp, name, sizeof name, &cpu) && strcmp(name, e->name))
+				thr_store_auto(stamp, NULL, false);
 		}
 		/* The least start seen: what comes on top is not the device's.
 		 * Not from a sort that built the kernels, whose first use of

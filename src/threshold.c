@@ -115,11 +115,14 @@ void thr_store(const char *slot, const struct thr_rates *r)
 }
 
 static const char auto_name[] = "autodev";
-static const char auto_head[] = "clsort auto device 1\n";
+/* Then a line of the drivers' stamp, and one of the type and the name. */
+static const char auto_head[] = "clsort auto device 2\n";
 
-bool thr_load_auto(char *name, size_t size, bool *cpu)
+bool thr_load_auto(const char *stamp, char *name, size_t size, bool *cpu)
 {
-	char text[LINE_MAX_BYTES], path[4096], type[8];
+	char text[2 * LINE_MAX_BYTES + 4096], path[4096], type[8];
+	const char *line;
+	size_t sl = strlen(stamp);
 	ssize_t len;
 	int fd, end = 0;
 
@@ -130,23 +133,25 @@ bool thr_load_auto(char *name, size_t size, bool *cpu)
 		return false;
 	len = read_full(fd, text, sizeof text - 1);
 	close(fd);
-	if (len <= 0)
+	if (len <= 0 || text[len - 1] != '\n')
 		return false;
-	text[len] = '\0';
-	if (strncmp(text, auto_head, sizeof auto_head - 1) ||
-	    sscanf(text + sizeof auto_head - 1, "%7s %n", type, &end) != 1 || end == 0 ||
-	    (strcmp(type, "cpu") && strcmp(type, "other")) ||
-	    text[len - 1] != '\n')
+	text[len - 1] = '\0';
+	line = text + sizeof auto_head - 1;
+	if (strncmp(text, auto_head, sizeof auto_head - 1) || strncmp(line, stamp, sl) ||
+	    line[sl] != '\n')
+		return false;
+	line += sl + 1;
+	if (sscanf(line, "%7s %n", type, &end) != 1 || end == 0 ||
+	    (strcmp(type, "cpu") && strcmp(type, "other")) || strchr(line, '\n'))
 		return false;
 	*cpu = !strcmp(type, "cpu");
-	text[len - 1] = '\0';
-	snprintf(name, size, "%s", text + sizeof auto_head - 1 + end);
+	snprintf(name, size, "%s", line + end);
 	return true;
 }
 
-void thr_store_auto(const char *name, bool cpu)
+void thr_store_auto(const char *stamp, const char *name, bool cpu)
 {
-	char path[4096], line[LINE_MAX_BYTES];
+	char path[4096], text[2 * LINE_MAX_BYTES + 4096];
 	int w;
 
 	if (cache_path(path, sizeof path, auto_name, name != NULL))
@@ -155,9 +160,10 @@ void thr_store_auto(const char *name, bool cpu)
 		unlink(path);
 		return;
 	}
-	w = snprintf(line, sizeof line, "%s%s %s\n", auto_head, cpu ? "cpu" : "other", name);
-	if (w > 0 && (size_t)w < sizeof line)
-		cache_replace(path, line, (size_t)w, NULL, 0);
+	w = snprintf(text, sizeof text, "%s%s\n%s %s\n", auto_head, stamp, cpu ? "cpu" : "other",
+		     name);
+	if (w > 0 && (size_t)w < sizeof text && !strchr(stamp, '\n'))
+		cache_replace(path, text, (size_t)w, NULL, 0);
 }
 
 void thr_measure(double *rate, double *at, uint64_t n, double seconds)

@@ -67,11 +67,12 @@ void thr_store(const char *slot, const struct thr_rates *r);
 void thr_measure(double *rate, double *at, uint64_t n, double seconds);
 
 /* What the cache says of the device auto opens, for every slot: its name
- * ("NAME [PLATFORM]", dev_auto_probe) and whether it is a CPU; false where
- * it says nothing. */
-bool thr_load_auto(char *name, size_t size, bool *cpu);
-/* Keep them; name NULL: forget them (another device was measured). */
-void thr_store_auto(const char *name, bool cpu);
+ * ("NAME [PLATFORM]", dev_auto_probe) and whether it is a CPU, where it
+ * was found with the drivers as stamp (dev_drivers_stamp) says; false
+ * where it says nothing of them. */
+bool thr_load_auto(const char *stamp, char *name, size_t size, bool *cpu);
+/* Keep them; name NULL: forget them (another device sorted). */
+void thr_store_auto(const char *stamp, const char *name, bool cpu);
 
 /* Whether auto sorts n records on the host, by r. */
 bool thr_host_wins(const struct thr_rates *r, uint64_t n);

@@ -222,10 +222,35 @@ rates() {
   grep "^$1 " "$C/rates"
 }
 
-# craft LINE...: a rates cache holding the lines.
+# stamp: the drivers' place and when it last changed, as clsort stamps
+# what it found of auto's device.
+stamp() {
+  local at=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors} t
+  if t=$(stat -c %.9Y "$at" 2> /dev/null); then
+    echo "$at $t"
+  else
+    echo "$at none"
+  fi
+}
+
+# autodev TYPE NAME: the cache says auto's device is NAME, of TYPE (cpu
+# or other), found with the drivers as they are.
+autodev() {
+  printf 'clsort auto device 2\n%s\n%s %s\n' "$(stamp)" "$1" "$2" > "$C/autodev"
+}
+
+# craft LINE...: a rates cache holding the lines, and auto's device the
+# one the first line names (not a CPU), or nothing said of it.
 craft() {
+  local dev
   printf 'clsort rates 2\n' > "$C/rates"
   printf '%s\n' "$@" >> "$C/rates"
+  dev=$(cut -d' ' -f7- <<< "$1")
+  if [ -n "$dev" ]; then
+    autodev other "$dev"
+  else
+    rm -f "$C/autodev"
+  fi
 }
 
 @test "auto tries the host, then the device, and keeps their rates per format and width" {
@@ -338,7 +363,7 @@ craft() {
   sorts_in -vv
   [[ "$stderr" == *"16777259 records: sorting on the host"* ]] || fail "$stderr"
   [[ "$stderr" == *"auto: its device is "*" [Portable Computing Language], a CPU"* ]] || fail "$stderr"
-  [[ "$(cat "$C/autodev")" =~ ^"clsort auto device 1"$'\n'"cpu "[^$'\n']*" [Portable Computing Language]"$ ]] ||
+  [[ "$(cat "$C/autodev")" =~ ^"clsort auto device 2"$'\n'"$(stamp)"$'\n'"cpu "[^$'\n']*" [Portable Computing Language]"$ ]] ||
     fail "$(cat "$C/autodev")"
   [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0 0 0 "$ ]] || fail "$(rates keys32)"
   # The host measured, the device not: past 2^20 records the host...
@@ -352,14 +377,16 @@ craft() {
   [[ "$(rates keys32)" == *" 20000 "*"[Portable Computing Language]" ]] || fail "$(rates keys32)"
   # Measured slower per record than the host: the host past 2^20 records
   # whatever the sizes, where another device would be tried again.
-  craft "keys32 4e-09 1e+06 0 2e-05 20000 $(sed -n 's/^cpu //p' "$C/autodev")"
+  dev=$(sed -n 's/^cpu //p' "$C/autodev")
+  craft "keys32 4e-09 1e+06 0 2e-05 20000 $dev"
+  autodev cpu "$dev"
   keys 4194304 85
   sorts_in -v
   [[ "$stderr" == *"4194304 records: sorting on the host"* ]] || fail "$stderr"
-  # A cache that names another device is forgotten once the device sorts,
-  # and the device looked at again where it matters.
-  printf 'clsort auto device 1\ncpu another device\n' > "$C/autodev"
+  # What the cache says of a device that is not the one that sorts is
+  # forgotten, and the device looked at again where it matters.
   craft "keys32 4e-09 1e+06 0 0 0 "
+  autodev cpu "another device"
   keys 20000 86
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on "*"[Portable Computing Language]"* ]] || fail "$stderr"
@@ -369,6 +396,28 @@ craft() {
   sorts_in -v
   [[ "$stderr" == *"1048577 records: sorting on the host"* ]] || fail "$stderr"
   grep -q "^cpu .*\[Portable Computing Language\]$" "$C/autodev"
+}
+
+@test "auto looks at its device again once the drivers change, and sets aside another device's rates" {
+  own_cache
+  keys 20000 89
+  # A device measured slower per record than the host: the host.
+  craft "keys32 4e-09 1e+06 0.001 2e-05 1e+06 a test device"
+  sorts_in -v
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]] || fail "$stderr"
+  # A driver registered since (here: the loader pointed at a copy of the
+  # drivers' directory): auto's device is looked at again, and the rates
+  # of the device measured before are not its own.
+  mkdir "$BATS_TEST_TMPDIR/vendors"
+  cp /etc/OpenCL/vendors/*.icd "$BATS_TEST_TMPDIR/vendors/"
+  export OCL_ICD_VENDORS=$BATS_TEST_TMPDIR/vendors
+  sorts_in -vv
+  [[ "$stderr" == *"auto: its device is "*"[Portable Computing Language], a CPU"* ]] || fail "$stderr"
+  [[ "$stderr" == *"auto: the device rates are of a test device, not of its device: not taken"* ]] ||
+    fail "$stderr"
+  [[ "$stderr" == *"20000 records: sorting on "*"[Portable Computing Language]"* ]] || fail "$stderr"
+  [[ "$(rates keys32)" == "keys32 4e-09 1e+06 "*"[Portable Computing Language]" ]] || fail "$(rates keys32)"
+  [[ "$(sed -n 2p "$C/autodev")" == "$BATS_TEST_TMPDIR/vendors "* ]] || fail "$(cat "$C/autodev")"
 }
 
 @test "auto with no OpenCL platform: the host, with a warning where the device would be tried" {
