@@ -146,20 +146,18 @@ static const char no_platform_help[] =
  * several threads at once list them one at a time. */
 static pthread_mutex_t enum_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int enumerate_locked(struct dev_entry **out, size_t *count, char *why, size_t why_size);
+static int enumerate_locked(struct dev_entry **out, size_t *count);
 
-/* why: where none is found, why, in why_size bytes, instead of a message
- * (CLS_E_FAIL all the same); NULL: the message. */
-static int enumerate(struct dev_entry **out, size_t *count, char *why, size_t why_size)
+static int enumerate(struct dev_entry **out, size_t *count)
 {
 	int rc;
 	pthread_mutex_lock(&enum_lock);
-	rc = enumerate_locked(out, count, why, why_size);
+	rc = enumerate_locked(out, count);
 	pthread_mutex_unlock(&enum_lock);
 	return rc;
 }
 
-static int enumerate_locked(struct dev_entry **out, size_t *count, char *why, size_t why_size)
+static int enumerate_locked(struct dev_entry **out, size_t *count)
 {
 	cl_platform_id plats[32];
 	cl_uint np = 0, p;
@@ -169,18 +167,11 @@ static int enumerate_locked(struct dev_entry **out, size_t *count, char *why, si
 
 	err = clGetPlatformIDs(32, plats, &np);
 	if (err == -1001 || (err == CL_SUCCESS && np == 0)) {
-		if (why)
-			snprintf(why, why_size, "no OpenCL platform found: %s", no_platform_help);
-		else
-			msg_err("no OpenCL platform found: %s", no_platform_help);
+		msg_err("no OpenCL platform found: %s", no_platform_help);
 		return CLS_E_FAIL;
 	}
-	if (err != CL_SUCCESS) {
-		if (!why)
-			return dev_fail("cannot list OpenCL platforms", err);
-		snprintf(why, why_size, "cannot list OpenCL platforms: %s", dev_strerror(err));
-		return CLS_E_FAIL;
-	}
+	if (err != CL_SUCCESS)
+		return dev_fail("cannot list OpenCL platforms", err);
 	if (np > 32)
 		np = 32;
 	for (p = 0; p < np; p++) {
@@ -214,11 +205,7 @@ static int enumerate_locked(struct dev_entry **out, size_t *count, char *why, si
 	}
 	if (n == 0) {
 		free(list);
-		if (why)
-			snprintf(why, why_size, "OpenCL platforms found, but no device: %s",
-				 no_platform_help);
-		else
-			msg_err("OpenCL platforms found, but no device: %s", no_platform_help);
+		msg_err("OpenCL platforms found, but no device: %s", no_platform_help);
 		return CLS_E_FAIL;
 	}
 	*out = list;
@@ -297,7 +284,7 @@ int dev_expand(const char *text, char ***specs, size_t *count)
 		return CLS_E_FAIL;
 	if (spec.kind == DEV_ALL) {
 		size_t nd;
-		if (enumerate(&list, &nd, NULL, 0))
+		if (enumerate(&list, &nd))
 			return CLS_E_FAIL;
 		out = calloc(nd, sizeof *out);
 		for (i = 0; out && i < nd; i++) {
@@ -359,7 +346,7 @@ int dev_list(FILE *out)
 	size_t n, i;
 	long chosen;
 
-	if (enumerate(&list, &n, NULL, 0))
+	if (enumerate(&list, &n))
 		return CLS_E_FAIL;
 	chosen = pick(list, n, &autospec);
 	for (i = 0; i < n; i++) {
@@ -400,8 +387,13 @@ int dev_auto_probe(char *name, size_t size, bool *cpu, char *why, size_t why_siz
 	struct dev_spec autospec = { DEV_AUTO, 0, 0, NULL };
 	size_t n;
 	long i;
+	int rc;
 
-	if (enumerate(&list, &n, why, why_size))
+	/* Its failure, as dev_open would print it, for the caller to tell. */
+	msg_keep(why, why_size);
+	rc = enumerate(&list, &n);
+	msg_keep(NULL, 0);
+	if (rc)
 		return CLS_E_FAIL;
 	i = pick(list, n, &autospec);
 	/* As the engine names it (cl_engine.c). */
@@ -428,7 +420,7 @@ static int open_now(struct dev_ctx *d, const char *spec_text, bool profiling)
 	}
 	/* Several devices are opened one by one, each by its own spec. */
 	assert(spec.kind != DEV_ALL && spec.kind != DEV_LIST);
-	if (enumerate(&list, &n, NULL, 0))
+	if (enumerate(&list, &n))
 		return CLS_E_FAIL;
 	i = pick(list, n, &spec);
 	if (i < 0) {
