@@ -104,7 +104,7 @@ static bool by_rates(const struct thr_rates *r, uint64_t total, double elapsed)
  * why, once). */
 static bool auto_device(struct thr_rates *r, uint64_t total, double elapsed)
 {
-	char name[sizeof r->dev], stamp[4200], why[512];
+	char name[sizeof r->dev], stamp[THR_STAMP_BYTES], why[512];
 	bool cpu;
 
 	dev_drivers_stamp(stamp, sizeof stamp);
@@ -233,7 +233,7 @@ static void measure(struct choice *c, const struct engine *e, uint64_t records, 
 		/* Another device than the one measured: its rates start afresh,
 		 * and what the cache says of auto's device is found again. */
 		if (strcmp(r->dev, e->name)) {
-			char name[sizeof r->dev], stamp[4200];
+			char name[sizeof r->dev], stamp[THR_STAMP_BYTES];
 			bool cpu;
 			r->start = r->device = r->device_at = 0;
 			snprintf(r->dev, sizeof r->dev, "%s", e->name);

@@ -22,26 +22,29 @@ void thr_slot(char *slot, size_t size, enum cls_format fmt, bool indexed, enum w
 		 word_size(kind) * 8);
 }
 
-/* The cache file's lines after its head, or 0 bytes when there is none. */
-static size_t read_entry(char *text, size_t size, char *path, size_t path_size, bool make_dir)
+/* The lines after its head of the cache file name, which starts with
+ * head, or 0 bytes when there is none. */
+static size_t read_entry(const char *name, const char *head, char *text, size_t size, char *path,
+			 size_t path_size, bool make_dir)
 {
+	const size_t hl = strlen(head);
 	ssize_t len;
 	int fd;
 
 	text[0] = '\0';
-	if (cache_path(path, path_size, entry_name, make_dir))
+	if (cache_path(path, path_size, name, make_dir))
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	len = read_full(fd, text, size - 1);
 	close(fd);
-	if (len <= 0 || strncmp(text, entry_head, sizeof entry_head - 1)) {
+	if (len <= 0 || strncmp(text, head, hl)) {
 		text[0] = '\0';
 		return 0;
 	}
 	text[len] = '\0';
-	memmove(text, text + sizeof entry_head - 1, (size_t)len - (sizeof entry_head - 1) + 1);
+	memmove(text, text + hl, (size_t)len - hl + 1);
 	return strlen(text);
 }
 
@@ -70,7 +73,7 @@ void thr_load(const char *slot, struct thr_rates *r)
 	const char *line;
 
 	memset(r, 0, sizeof *r);
-	if (!read_entry(text, sizeof text, path, sizeof path, false))
+	if (!read_entry(entry_name, entry_head, text, sizeof text, path, sizeof path, false))
 		return;
 	for (line = text; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
 		struct thr_rates got;
@@ -92,7 +95,7 @@ void thr_store(const char *slot, const struct thr_rates *r)
 	size_t len = 0, n = 0;
 	int w;
 
-	read_entry(text, sizeof text, path, sizeof path, true);
+	read_entry(entry_name, entry_head, text, sizeof text, path, sizeof path, true);
 	if (!path[0])
 		return;
 	w = snprintf(out, sizeof out, "%s%s %.6g %.6g %.6g %.6g %.6g %s\n", entry_head, slot,
@@ -120,26 +123,15 @@ static const char auto_head[] = "clsort auto device 2\n";
 
 bool thr_load_auto(const char *stamp, char *name, size_t size, bool *cpu)
 {
-	char text[2 * LINE_MAX_BYTES + 4096], path[4096], type[8];
-	const char *line;
-	size_t sl = strlen(stamp);
-	ssize_t len;
-	int fd, end = 0;
+	char text[2 * LINE_MAX_BYTES + THR_STAMP_BYTES], path[4096], type[8];
+	const size_t sl = strlen(stamp);
+	size_t len = read_entry(auto_name, auto_head, text, sizeof text, path, sizeof path, false);
+	const char *line = text;
+	int end = 0;
 
-	if (cache_path(path, sizeof path, auto_name, false))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	len = read_full(fd, text, sizeof text - 1);
-	close(fd);
-	if (len <= 0 || text[len - 1] != '\n')
+	if (len == 0 || text[len - 1] != '\n' || strncmp(line, stamp, sl) || line[sl] != '\n')
 		return false;
 	text[len - 1] = '\0';
-	line = text + sizeof auto_head - 1;
-	if (strncmp(text, auto_head, sizeof auto_head - 1) || strncmp(line, stamp, sl) ||
-	    line[sl] != '\n')
-		return false;
 	line += sl + 1;
 	if (sscanf(line, "%7s %n", type, &end) != 1 || end == 0 ||
 	    (strcmp(type, "cpu") && strcmp(type, "other")) || strchr(line, '\n'))
@@ -151,7 +143,7 @@ bool thr_load_auto(const char *stamp, char *name, size_t size, bool *cpu)
 
 void thr_store_auto(const char *stamp, const char *name, bool cpu)
 {
-	char path[4096], text[2 * LINE_MAX_BYTES + 4096];
+	char path[4096], text[2 * LINE_MAX_BYTES + THR_STAMP_BYTES];
 	int w;
 
 	if (cache_path(path, sizeof path, auto_name, name != NULL))

@@ -66,6 +66,10 @@ void thr_store(const char *slot, const struct thr_rates *r);
  * replaces it. */
 void thr_measure(double *rate, double *at, uint64_t n, double seconds);
 
+/* The most bytes of the drivers' stamp (dev_drivers_stamp) that the
+ * cache keeps with auto's device: a path and a time. */
+#define THR_STAMP_BYTES 4200
+
 /* What the cache says of the device auto opens, for every slot: its name
  * ("NAME [PLATFORM]", dev_auto_probe) and whether it is a CPU, where it
  * was found with the drivers as stamp (dev_drivers_stamp) says; false
