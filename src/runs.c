@@ -218,13 +218,23 @@ const char *runs_stream_device(const struct cls_opts *o, const struct enc_format
  * and whose cost is the data's (string keys sharing 5 bytes or 50), not
  * the engine's: with it in, a slot's rates were those of whichever inputs
  * each side happened to be measured on. */
-static void measure(struct choice *c, const struct engine *e, uint64_t records, double start,
-		    double work)
+static void measure(struct choice *c, const struct engine *e, const struct enc_format *f,
+		    uint64_t records, double start, double work)
 {
 	struct thr_rates *r = &c->rates;
+	const unsigned all = cpu_count();
 	char text[128];
 
 	if (e->host) {
+		/* The rates are of sorts on every thread: one held to fewer
+		 * (--parallel) would make the host look slower to the next
+		 * choices, which take every thread. */
+		if (f->threads < all) {
+			if (records >= THR_MEASURE_MIN)
+				msg_info(1, "rates of %s on the host: not kept, a sort on %u of "
+					    "%u threads", c->slot, f->threads, all);
+			return;
+		}
 		thr_measure(&r->host, &r->host_at, records, work);
 		rate_text(text, sizeof text, r->host, r->host_at);
 	} else {
@@ -751,7 +761,8 @@ out:
 		const struct engine seen = *s.eng;
 		const double t_close = eng_close(s.eng);
 		if (rc == 0 && choice.measure)
-			measure(&choice, &seen, t.records, t_start + t_close, t_work - s.t.ties);
+			measure(&choice, &seen, f, t.records, t_start + t_close,
+				t_work - s.t.ties);
 	}
 	return rc;
 }

@@ -277,6 +277,23 @@ craft() {
   rates keys64
 }
 
+@test "auto keeps no host rate from a sort held to fewer threads" {
+  local all
+  all=$(getconf _NPROCESSORS_ONLN)
+  [ "$all" -ge 2 ] || skip "one CPU online"
+  own_cache
+  keys 20000 75
+  craft "keys32 1e-08 20000 0.25 1e-06 1e+06 a test device"
+  sorts_in -v --parallel=1
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]]
+  [[ "$stderr" == *"rates of keys32 on the host: not kept, a sort on 1 of $all threads"* ]]
+  assert_equal "$(rates keys32)" "keys32 1e-08 20000 0.25 1e-06 1e+06 a test device"
+  # On every thread, the same sort refines the host's rate.
+  sorts_in -v
+  [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record"* ]]
+  [[ "$(rates keys32)" != "keys32 1e-08 20000 "* ]]
+}
+
 @test "auto never takes the path measured slower, for each format and width" {
   own_cache
   keys 20000 73
