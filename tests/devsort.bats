@@ -409,3 +409,15 @@ gathered() {
   ! grep -q 'device gather' "$T/err" || fail "gathered with ties on the host"
   "$REFSORT" sort -R 16 -k bytes:12 < "$T/inb" | cmp - "$T/got"
 }
+
+@test "contrib/bench/shapes: each device's output is the host engine's, through a pipe and a file" {
+  python3 -c 'import numpy' 2> /dev/null || skip "numpy is not installed"
+  run "$TESTS_DIR/../contrib/bench/shapes" -b "$CLSORT" -d cpu -n 12 -o "$T/shapes"
+  assert_success
+  assert_equal "$(grep -c ': pipe same, file same (the pipe sorted on ' <<< "$output")" 18
+  # A difference fails it: a binary that drops the last record.
+  printf '#!/bin/sh\n"%s" "$@" | head -c -1\n' "$CLSORT" > "$T/short"
+  chmod +x "$T/short"
+  run "$TESTS_DIR/../contrib/bench/shapes" -b "$T/short" -d cpu -n 12 -o "$T/shapes"
+  assert_failure
+}
