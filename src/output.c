@@ -134,26 +134,68 @@ void out_reserve(struct out_writer *w, uint64_t bytes)
 		return;
 }
 
-/* A shared mapping of len bytes of w's file from off.  Standard output is
- * opened for writing only, which a shared mapping cannot be: its file is
- * opened again for reading and writing (where its permissions allow) and
- * mapped through that. */
-static unsigned char *map_rw(struct out_writer *w, size_t len, off_t off)
+int out_rw_fd(const struct out_writer *w, bool *own)
 {
 	struct stat a, b;
-	void *p;
 	int fd;
 
+	*own = false;
 	if (!w->is_stdout)
-		return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, off);
+		return w->fd;
 	fd = open("/proc/self/fd/1", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
+		return -1;
+	if (fstat(fd, &a) || fstat(w->fd, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return -1;
+	}
+	*own = true;
+	return fd;
+}
+
+/* A shared mapping of len bytes of w's file from off (out_rw_fd). */
+static unsigned char *map_rw(struct out_writer *w, size_t len, off_t off)
+{
+	bool own;
+	const int fd = out_rw_fd(w, &own);
+	void *p;
+
+	if (fd < 0)
 		return MAP_FAILED;
-	p = fstat(fd, &a) == 0 && fstat(w->fd, &b) == 0 && a.st_dev == b.st_dev &&
-			    a.st_ino == b.st_ino ?
-		    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off) :
-		    MAP_FAILED;
-	close(fd);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	if (own)
+		close(fd);
+	return p;
+}
+
+/* Unmap what out_grow mapped of the room, where out_map did not take it. */
+static void drop_grown_map(struct out_writer *w)
+{
+	if (w->grown_map)
+		munmap(w->grown_map, w->grown_map_len);
+	w->grown_map = NULL;
+	w->grown_map_len = w->grown_faulted = 0;
+}
+
+/* out_grow's mapping of the room for len bytes from the page the output
+ * starts in, its tail past them unmapped, its pages faulted in for
+ * *faulted bytes of the output; MAP_FAILED where there is none, or it is
+ * too short (then unmapped). */
+static unsigned char *take_grown_map(struct out_writer *w, size_t len, size_t *faulted)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t keep = (len + page - 1) / page * page;
+	unsigned char *p = w->grown_map;
+
+	if (!p || keep > w->grown_map_len) {
+		drop_grown_map(w);
+		return MAP_FAILED;
+	}
+	if (keep < w->grown_map_len)
+		munmap(p + keep, w->grown_map_len - keep);
+	*faulted = w->grown_faulted;
+	w->grown_map = NULL;
+	w->grown_map_len = w->grown_faulted = 0;
 	return p;
 }
 
@@ -161,6 +203,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t start, lead, taken;
+	size_t faulted = 0;
 	unsigned char *p;
 	off_t end;
 
@@ -189,7 +232,9 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	 * SIGBUS on a store later. */
 	if (bytes > taken && fallocate(w->fd, 0, (off_t)(start + taken), (off_t)(bytes - taken)))
 		goto undo;
-	p = map_rw(w, (size_t)(lead + bytes), (off_t)(start - lead));
+	p = w->grown ? take_grown_map(w, (size_t)(lead + bytes), &faulted) : MAP_FAILED;
+	if (p == MAP_FAILED)
+		p = map_rw(w, (size_t)(lead + bytes), (off_t)(start - lead));
 	if (p == MAP_FAILED)
 		goto undo;
 	/* Fault the pages in now, while the device starts: a page at a time,
@@ -200,7 +245,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	if (fault_in)
 		touch_parallel(p + lead, (size_t)bytes, threads == 0 ? 1 : threads < 4 ? threads : 4);
 	w->map = p + lead;
-	w->map_faulted = fault_in ? (size_t)bytes : 0;
+	w->map_faulted = fault_in ? (size_t)bytes : faulted < bytes ? faulted : (size_t)bytes;
 	w->map_lead = (size_t)lead;
 	w->map_len = (size_t)bytes;
 	w->map_at = start;
@@ -213,6 +258,7 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 		 w->name, w->map_len, fault_in ? "" : ", its pages faulted in as they are written");
 	return true;
 undo:
+	drop_grown_map(w);
 	/* A fallocate that failed part way, or one whose mapping failed, may
 	 * have left the file longer than its data will be: cut it back, or at
 	 * least remember to at the end.  The parts of a file are written to
@@ -475,6 +521,7 @@ int out_write(struct out_writer *w, const void *p, size_t len)
 /* Give back the mapping; the data stays in the file. */
 static void unmap(struct out_writer *w)
 {
+	drop_grown_map(w);
 	if (!w->map)
 		return;
 	/* Pages unmapped from a mapping not marked sequential (or random) are

@@ -47,6 +47,12 @@ int out_advance(struct out_writer *w, uint64_t bytes);
 /* Ask the file system for room for bytes more of output (a regular
  * file), so that writing later does not allocate; a failure is ignored. */
 void out_reserve(struct out_writer *w, uint64_t bytes);
+/* A descriptor of w's file open for reading and writing, as a shared
+ * mapping needs: w's own, or for standard output, which is often open for
+ * writing only, its file opened again through /proc (where its permissions
+ * allow), *own set: the caller closes that one.  -1 where there is none. */
+int out_rw_fd(const struct out_writer *w, bool *own);
+
 /* For a -o temporary file (a part of a file, a run's file, standard output
  * that is a regular file ending at its offset) not written to yet, whose
  * output will be at most bytes long: allocate the file (the part) at that

@@ -269,7 +269,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 			open_device(a, spec);
 	}
 	if (!a->o->header && runs_grows_output(a->f, a->out))
-		out_grow(a->out, runs_output_bytes(a->f, bytes, 1));
+		out_grow(a->out, runs_output_bytes(a->f, bytes, 1), a->f->threads);
 	la_grow(a->lines, bytes);
 	ka_grow(a->keys, bytes);
 }

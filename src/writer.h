@@ -45,7 +45,12 @@ struct out_writer {
 	struct out_grow *grow;	/* out_grow's thread, while it runs */
 	bool grow_declined;	/* out_grow found nothing to take room in */
 	bool grown;		/* out_grow took presized bytes of room from
-				 * map_at on */
+				 * map_at on... */
+	unsigned char *grown_map;	/* ...and mapped grown_map_len bytes of
+					 * its file from the page map_at lies in,
+					 * its pages faulted in for grown_faulted
+					 * bytes from map_at: for out_map */
+	size_t grown_map_len, grown_faulted;
 };
 
 /* Whether w writes a regular file at its offset, where parts of it may be

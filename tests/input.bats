@@ -491,17 +491,31 @@ stream_same_as_file() {
   # 48 MB: past the first 8 MiB and a 32 MiB step of room.
   "$REFSORT" gen u32 12000000 42 > "$T/u32"
   "$CLSORT" -d host "$T/u32" > "$T/want"
+  # On 4 threads its pages are faulted in behind it, whole pages only: the
+  # first holds what the shell wrote.
   { printf 'HEAD'; cat "$T/u32" | "$CLSORT" -d host --parallel 4 -vv 2> "$T/err"; } > "$T/got"
   grep -q 'output: room for [0-9]* bytes taken in .* while the input arrived' "$T/err" ||
     fail "no room taken: $(cat "$T/err")"
+  grep -q 'output: [0-9]* bytes of its pages faulted in in .* while the input arrived' "$T/err" ||
+    fail "no pages faulted in: $(cat "$T/err")"
+  cmp <(printf 'HEAD'; cat "$T/want") "$T/got"
+  # With 120 MB free, pages are faulted in for 30 MB of it at most: the
+  # sort maps the output again, whole.
+  { printf 'HEAD'; cat "$T/u32" |
+      CLSORT_MEMORY_AVAILABLE=120000000 "$CLSORT" -d host --parallel 4 -vv 2> "$T/err"; } > "$T/got"
+  grep -q 'output: [0-9]* bytes of its pages faulted in' "$T/err" ||
+    fail "no pages faulted in with little memory: $(cat "$T/err")"
   cmp <(printf 'HEAD'; cat "$T/want") "$T/got"
   cat "$T/u32" | "$CLSORT" -d host --parallel 4 -vv -o "$T/got" 2> "$T/err"
   grep -q 'output: room for' "$T/err" || fail "no room taken for -o: $(cat "$T/err")"
+  grep -q 'bytes of its pages faulted in' "$T/err" || fail "no pages faulted in for -o: $(cat "$T/err")"
   cmp "$T/want" "$T/got"
-  # On 2 threads too; on one, none: its copies into the output's pages
-  # are no quicker than write(2).
+  # On 2 threads too, its pages left to the sort (the read and the
+  # stream's writer keep both busy); on one, none: its copies into the
+  # output's pages are no quicker than write(2).
   cat "$T/u32" | "$CLSORT" -d host --parallel 2 -vv > "$T/got" 2> "$T/err"
   grep -q 'output: room for' "$T/err" || fail "no room taken on 2 threads: $(cat "$T/err")"
+  ! grep -q 'bytes of its pages faulted in' "$T/err" || fail "pages faulted in on 2 threads"
   cmp "$T/want" "$T/got"
   cat "$T/u32" | "$CLSORT" -d host --parallel 1 -vv > "$T/got" 2> "$T/err"
   ! grep -q 'output: room for' "$T/err" || fail "room taken on 1 thread"
