@@ -412,6 +412,7 @@ gathered() {
 
 @test "contrib/bench/shapes: each device's output is the host engine's, through a pipe and a file" {
   python3 -c 'import numpy' 2> /dev/null || skip "numpy is not installed"
+  export PYTHON3
   run "$TESTS_DIR/../contrib/bench/shapes" -b "$CLSORT" -d cpu -n 12 -o "$T/shapes"
   assert_success
   assert_equal "$(grep -c ': pipe same, file same (the pipe sorted on ' <<< "$output")" 18
