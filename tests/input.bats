@@ -487,13 +487,22 @@ stream_same_as_file() {
 
 # --- a stream's output given its room while the stream arrives -------------
 
+# paused FILE: FILE's bytes, with half a second's pause after the first
+# 40000000: the room's pages are faulted in by then, however busy the
+# machine.
+paused() {
+  head -c 40000000 "$1"
+  sleep 0.5
+  tail -c +40000001 "$1"
+}
+
 @test "a stream's output takes its room while the stream arrives: the file's bytes, after what the shell wrote and with -o" {
   # 48 MB: past the first 8 MiB and a 32 MiB step of room.
   "$REFSORT" gen u32 12000000 42 > "$T/u32"
   "$CLSORT" -d host "$T/u32" > "$T/want"
   # On 4 threads its pages are faulted in behind it, whole pages only: the
   # first holds what the shell wrote.
-  { printf 'HEAD'; cat "$T/u32" | "$CLSORT" -d host --parallel 4 -vv 2> "$T/err"; } > "$T/got"
+  { printf 'HEAD'; paused "$T/u32" | "$CLSORT" -d host --parallel 4 -vv 2> "$T/err"; } > "$T/got"
   grep -q 'output: room for [0-9]* bytes taken in .* while the input arrived' "$T/err" ||
     fail "no room taken: $(cat "$T/err")"
   grep -q 'output: [0-9]* bytes of its pages faulted in in .* while the input arrived' "$T/err" ||
@@ -501,12 +510,12 @@ stream_same_as_file() {
   cmp <(printf 'HEAD'; cat "$T/want") "$T/got"
   # With 120 MB free, pages are faulted in for 30 MB of it at most: the
   # sort maps the output again, whole.
-  { printf 'HEAD'; cat "$T/u32" |
+  { printf 'HEAD'; paused "$T/u32" |
       CLSORT_MEMORY_AVAILABLE=120000000 "$CLSORT" -d host --parallel 4 -vv 2> "$T/err"; } > "$T/got"
   grep -q 'output: [0-9]* bytes of its pages faulted in' "$T/err" ||
     fail "no pages faulted in with little memory: $(cat "$T/err")"
   cmp <(printf 'HEAD'; cat "$T/want") "$T/got"
-  cat "$T/u32" | "$CLSORT" -d host --parallel 4 -vv -o "$T/got" 2> "$T/err"
+  paused "$T/u32" | "$CLSORT" -d host --parallel 4 -vv -o "$T/got" 2> "$T/err"
   grep -q 'output: room for' "$T/err" || fail "no room taken for -o: $(cat "$T/err")"
   grep -q 'bytes of its pages faulted in' "$T/err" || fail "no pages faulted in for -o: $(cat "$T/err")"
   cmp "$T/want" "$T/got"
