@@ -83,12 +83,7 @@ static void *grow_main(void *arg)
 			n = g->want - at;
 			pthread_mutex_unlock(&g->lock);
 			t0 = now_sec();
-			/* Not after a signal cut standard output back: the
-			 * signal thread takes this lock to cut it, and dies
-			 * with it. */
-			tmp_hold_signals();
-			ok = fallocate(g->fd, 0, (off_t)(g->start + at), (off_t)n) == 0;
-			tmp_release_signals();
+			ok = tmp_fallocate(g->fd, (off_t)(g->start + at), (off_t)n) == 0;
 			pthread_mutex_lock(&g->lock);
 			g->t += now_sec() - t0;
 			/* A file system without fallocate, or a full one:

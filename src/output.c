@@ -230,16 +230,8 @@ bool out_map(struct out_writer *w, uint64_t bytes, unsigned threads, bool fault_
 	/* The whole size at once (but what is taken already), so that a full
 	 * file system says so here, where write(2) can take over, and not as
 	 * SIGBUS on a store later. */
-	if (bytes > taken) {
-		int rc;
-		/* Not after a signal cut standard output back: the signal
-		 * thread takes this lock to cut it, and dies with it. */
-		tmp_hold_signals();
-		rc = fallocate(w->fd, 0, (off_t)(start + taken), (off_t)(bytes - taken));
-		tmp_release_signals();
-		if (rc)
-			goto undo;
-	}
+	if (bytes > taken && tmp_fallocate(w->fd, (off_t)(start + taken), (off_t)(bytes - taken)))
+		goto undo;
 	p = w->grown ? take_grown_map(w, (size_t)(lead + bytes), &faulted) : MAP_FAILED;
 	if (p == MAP_FAILED)
 		p = map_rw(w, (size_t)(lead + bytes), (off_t)(start - lead));

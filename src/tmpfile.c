@@ -57,6 +57,16 @@ void tmp_release_signals(void)
 		pause();
 }
 
+int tmp_fallocate(int fd, off_t off, off_t len)
+{
+	int rc;
+
+	tmp_hold_signals();
+	rc = fallocate(fd, 0, off, len);
+	tmp_release_signals();
+	return rc;
+}
+
 static void remove_pending(void)
 {
 	char *p = pending_output, *q = pending_named;

@@ -5,6 +5,8 @@
 #ifndef CLSORT_TMPFILE_H
 #define CLSORT_TMPFILE_H
 
+#include <sys/types.h>
+
 /* Catch SIGINT, SIGTERM, SIGHUP and SIGBUS to remove the guarded files
  * before dying of the signal.  The first three are blocked in the calling
  * thread, and so in every thread it starts afterwards, and taken by a
@@ -27,6 +29,12 @@ void tmp_remove_guarded(void);
  * removed in between, from one state the handler knows to the next. */
 void tmp_hold_signals(void);
 void tmp_release_signals(void);
+
+/* fallocate(2) of len bytes of fd from off, which may lengthen the file,
+ * between those two calls: not after a signal cut standard output back to
+ * tmp_guard_stdout's offset (the signal thread dies holding them off).
+ * Its result. */
+int tmp_fallocate(int fd, off_t off, off_t len);
 
 /* A new temporary file in dir, already unlinked so that nothing is left
  * behind however the process ends.  The fd, or -1 after a message naming
