@@ -10,8 +10,9 @@
 #include "util.h"
 
 static const char entry_name[] = "rates";
-/* Version 2: the rates leave out the ordering of ties and -u (runs.c). */
-static const char entry_head[] = "clsort rates 2\n";
+/* Version 2: the rates leave out the ordering of ties and -u (runs.c).
+ * Version 3: whether the start was measured only beside a stream's read. */
+static const char entry_head[] = "clsort rates 3\n";
 /* The file holds a line per slot, of at most this many bytes. */
 #define LINE_MAX_BYTES 768
 #define SLOTS_MAX 16
@@ -53,18 +54,22 @@ static bool rate_ok(double v, double most)
 	return v >= 0 && v < most;
 }
 
-/* Parse a line "SLOT HOST HOST_AT START DEVICE DEVICE_AT DEV..." of slot. */
+/* Parse a line "SLOT HOST HOST_AT START AHEAD DEVICE DEVICE_AT DEV..." of
+ * slot, AHEAD 1 where START was measured only beside a stream's read, else
+ * 0. */
 static bool parse_line(const char *line, const char *slot, struct thr_rates *r)
 {
 	char name[32];
+	unsigned ahead = 2;
 	int end = 0;
 
-	if (sscanf(line, "%31s %lg %lg %lg %lg %lg %n", name, &r->host, &r->host_at, &r->start,
-		   &r->device, &r->device_at, &end) != 6 || end == 0 || strcmp(name, slot))
+	if (sscanf(line, "%31s %lg %lg %lg %u %lg %lg %n", name, &r->host, &r->host_at, &r->start,
+		   &ahead, &r->device, &r->device_at, &end) != 7 || end == 0 || strcmp(name, slot))
 		return false;
+	r->start_ahead = ahead == 1;
 	snprintf(r->dev, sizeof r->dev, "%.*s", (int)strcspn(line + end, "\n"), line + end);
 	return rate_ok(r->host, 1) && rate_ok(r->host_at, 1e15) && rate_ok(r->start, 1e3) &&
-	       rate_ok(r->device, 1) && rate_ok(r->device_at, 1e15);
+	       ahead <= 1 && rate_ok(r->device, 1) && rate_ok(r->device_at, 1e15);
 }
 
 void thr_load(const char *slot, struct thr_rates *r)
@@ -98,8 +103,8 @@ void thr_store(const char *slot, const struct thr_rates *r)
 	read_entry(entry_name, entry_head, text, sizeof text, path, sizeof path, true);
 	if (!path[0])
 		return;
-	w = snprintf(out, sizeof out, "%s%s %.6g %.6g %.6g %.6g %.6g %s\n", entry_head, slot,
-		     r->host, r->host_at, r->start, r->device, r->device_at, r->dev);
+	w = snprintf(out, sizeof out, "%s%s %.6g %.6g %.6g %d %.6g %.6g %s\n", entry_head, slot,
+		     r->host, r->host_at, r->start, r->start_ahead, r->device, r->device_at, r->dev);
 	if (w < 0 || (size_t)w >= LINE_MAX_BYTES)
 		return;
 	len = (size_t)w;
@@ -175,8 +180,9 @@ void thr_measure(double *rate, double *at, uint64_t n, double seconds)
 }
 
 /* thr_host_wins, where the device's start leaves start seconds to wait
- * for (r->start, where none of it is hidden). */
-static bool host_wins(const struct thr_rates *r, uint64_t n, double start)
+ * for (r->start, where none of it is hidden); retry: a start measured only
+ * beside a stream's read may be tried again. */
+static bool host_wins(const struct thr_rates *r, uint64_t n, double start, bool retry)
 {
 	const double x = (double)n;
 
@@ -205,6 +211,8 @@ static bool host_wins(const struct thr_rates *r, uint64_t n, double start)
 		 * alone would not lose. */
 		if (host > start + r->device * x)
 			return x >= THR_EXPLORE * r->host_at && n <= THR_TRY_HOST;
+		if (retry && r->start_ahead && host > start / 2 + r->device * x)
+			return false;
 		return !(x >= THR_EXPLORE * r->device_at && host > start);
 	}
 	/* A side unmeasured, or the device's start: try it, where the input
@@ -218,7 +226,7 @@ static bool host_wins(const struct thr_rates *r, uint64_t n, double start)
 
 bool thr_host_wins(const struct thr_rates *r, uint64_t n)
 {
-	return host_wins(r, n, r->start);
+	return host_wins(r, n, r->start, true);
 }
 
 bool thr_stream_host_wins(const struct thr_rates *r, uint64_t n, double elapsed)
@@ -230,5 +238,5 @@ bool thr_stream_host_wins(const struct thr_rates *r, uint64_t n, double elapsed)
 		return thr_host_wins(r, n);
 	if (elapsed > 0)
 		start = r->start > elapsed ? r->start - elapsed : 0;
-	return host_wins(r, n > UINT64_MAX / 2 ? UINT64_MAX : 2 * n, start);
+	return host_wins(r, n > UINT64_MAX / 2 ? UINT64_MAX : 2 * n, start, false);
 }

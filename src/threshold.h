@@ -40,6 +40,9 @@ struct thr_rates {
 	double host_at;		/* the size of the largest sort it was measured on */
 	double start;		/* seconds to start and release the device; 0: not
 				 * measured */
+	bool start_ahead;	/* start measured only where the device opened
+				 * beside a stream's read, whose threads it
+				 * shared: maybe longer than its own */
 	double device;		/* seconds per record on the device; 0: not measured */
 	double device_at;
 	char dev[560];		/* the device measured */
@@ -78,7 +81,13 @@ bool thr_load_auto(const char *stamp, char *name, size_t size, bool *cpu);
 /* Keep them; name NULL: forget them (another device sorted). */
 void thr_store_auto(const char *stamp, const char *name, bool cpu);
 
-/* Whether auto sorts n records on the host, by r. */
+/* Whether auto sorts n records on the host, by r.  Where the device's
+ * start was measured only beside a stream's read (r->start_ahead) and it
+ * alone makes the host win, the device is tried once the host would take
+ * half that start more than the device's work: its start, measured on its
+ * own, then replaces the other.  An H200's start measured 2.5 s beside a
+ * 16 GiB stream and 0.18-0.23 s alone; with the host measured, auto left
+ * every later sort of up to 6 GiB of u32 keys to it, twice as slow. */
 bool thr_host_wins(const struct thr_rates *r, uint64_t n);
 
 /* Whether auto would leave a stream to the host, looked at while it

@@ -243,9 +243,9 @@ autodev() {
 # one the first line names (not a CPU), or nothing said of it.
 craft() {
   local dev
-  printf 'clsort rates 2\n' > "$C/rates"
+  printf 'clsort rates 3\n' > "$C/rates"
   printf '%s\n' "$@" >> "$C/rates"
-  dev=$(cut -d' ' -f7- <<< "$1")
+  dev=$(cut -d' ' -f8- <<< "$1")
   if [ -n "$dev" ]; then
     autodev other "$dev"
   else
@@ -260,13 +260,13 @@ craft() {
   [[ "$stderr" == *"auto, keys32: host not measured; device start not measured, not measured"* ]]
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record (measured up to 20000 records)"* ]]
-  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 2" ]
-  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 "$ ]]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 3" ]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 0 "$ ]]
   # The host measured, the device is tried on the next sort big enough.
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
   [[ "$stderr" == *"rates of keys32 on "*"[Portable Computing Language]: "* ]]
-  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 "[0-9.e-]+" "[0-9.e-]+" 20000 ".*"[Portable Computing Language]"$ ]]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 "[0-9.e-]+" 0 "[0-9.e-]+" 20000 ".*"[Portable Computing Language]"$ ]]
   # Other formats and widths have rates of their own, measured afresh.
   "$REFSORT" gen u64 20000 72 > "$BATS_TEST_TMPDIR/in"
   "$REFSORT" sort -k u64 < "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/want"
@@ -283,11 +283,11 @@ craft() {
   [ "$all" -ge 2 ] || skip "one CPU online"
   own_cache
   keys 20000 75
-  craft "keys32 1e-08 20000 0.25 1e-06 1e+06 a test device"
+  craft "keys32 1e-08 20000 0.25 0 1e-06 1e+06 a test device"
   sorts_in -v --parallel=1
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   [[ "$stderr" == *"rates of keys32 on the host: not kept, a sort on 1 of $all threads"* ]]
-  assert_equal "$(rates keys32)" "keys32 1e-08 20000 0.25 1e-06 1e+06 a test device"
+  assert_equal "$(rates keys32)" "keys32 1e-08 20000 0.25 0 1e-06 1e+06 a test device"
   # On every thread, the same sort refines the host's rate.
   sorts_in -v
   [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record"* ]]
@@ -298,7 +298,7 @@ craft() {
   own_cache
   keys 20000 73
   # The device: 1 ms to start, 1 ns a record; the host 1 us a record.
-  craft "keys32 1e-06 1e+06 0.001 1e-09 1e+06 a test device"
+  craft "keys32 1e-06 1e+06 0.001 0 1e-09 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"auto, keys32: host 1e+03 ns per record"*"; device a test device: 0.001 s to start, 1 ns per record"* ]]
   [[ "$stderr" != *"on the host"* ]]
@@ -306,11 +306,11 @@ craft() {
   [[ "$(rates keys32)" == "keys32 1e-06 1e+06 "* ]]
   [[ "$(rates keys32)" != *"a test device"* ]]
   # The other way round, and kv lines, whose slot says the device.
-  craft "keys32 1e-09 1e+06 0.25 1e-06 1e+06 a test device" \
-    "kv64 1e-06 1e+06 0.001 1e-09 1e+06 a test device"
+  craft "keys32 1e-09 1e+06 0.25 0 1e-06 1e+06 a test device" \
+    "kv64 1e-06 1e+06 0.001 0 1e-09 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
-  [[ "$(rates keys32)" == *" 0.25 1e-06 1e+06 a test device" ]]
+  [[ "$(rates keys32)" == *" 0.25 0 1e-06 1e+06 a test device" ]]
   "$REFSORT" gen-kv 20000 74 > "$BATS_TEST_TMPDIR/in"
   "$REFSORT" sort -f kv < "$BATS_TEST_TMPDIR/in" > "$BATS_TEST_TMPDIR/want"
   sorts_in -v -f kv
@@ -318,11 +318,11 @@ craft() {
   [[ "$stderr" != *"on the host"* ]]
   # Between the crossover's sides: the host to 0.25 s / 999 ns = 250250
   # records, the device above.
-  craft "keys32 1e-06 1e+06 0.25 1e-09 1e+06 a test device"
+  craft "keys32 1e-06 1e+06 0.25 0 1e-09 1e+06 a test device"
   keys 250000 75
   sorts_in -v
   [[ "$stderr" == *"250000 records: sorting on the host"* ]]
-  craft "keys32 1e-06 1e+06 0.25 1e-09 1e+06 a test device"
+  craft "keys32 1e-06 1e+06 0.25 0 1e-09 1e+06 a test device"
   keys 250500 76
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
@@ -334,10 +334,10 @@ craft() {
   # The host 20 us a record, the device 1 ns and 100 s to start: a sort of
   # the 3000000 keys is the host's (60 s against 100), one of twice the
   # 2650000 come by 10.1 MiB the device's (106 s against 100).
-  craft "keys32 2e-05 1e+07 100 1e-09 1e+07 a test device"
+  craft "keys32 2e-05 1e+07 100 0 1e-09 1e+07 a test device"
   sorts_in -vv
   [[ "$stderr" == *"3000000 records: sorting on the host"* ]] || fail "$stderr"
-  craft "keys32 2e-05 1e+07 100 1e-09 1e+07 a test device"
+  craft "keys32 2e-05 1e+07 100 0 1e-09 1e+07 a test device"
   run --separate-stderr bash -c 'cat "$1" | "$CLSORT" -vv > "$2"' _ \
     "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/got"
   assert_success
@@ -348,7 +348,7 @@ craft() {
   [[ "$stderr" == *"3000000 records: sorting on "*" ["* ]] || fail "$stderr"
   # A device opened ahead that failed to open: the host, as the sort of
   # what came says.
-  craft "keys32 2e-05 1e+07 100 1e-09 1e+07 a test device"
+  craft "keys32 2e-05 1e+07 100 0 1e-09 1e+07 a test device"
   mkdir "$BATS_TEST_TMPDIR/none"
   run --separate-stderr bash -c 'cat "$1" | OCL_ICD_VENDORS="$3" "$CLSORT" -vv > "$2"' _ \
     "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/none"
@@ -360,15 +360,63 @@ craft() {
   [[ "$stderr" == *"3000000 records: sorting on the host"* ]] || fail "$stderr"
 }
 
+@test "auto's device start: none from a stream that built its kernels, one beside a stream's read tried again alone" {
+  local dev
+  own_cache
+  keys 3000000 92
+  # The host measured slow, the device quick, its start not measured:
+  # the stream opens it.
+  craft "keys32 2e-05 1e+07 0 0 1e-09 1e+07 a test device"
+  # First with no kernels in any cache, the device opened ahead compiling
+  # them; then with them cached (PoCL keeps its own).  The radix sort, as
+  # on a GPU, whose sort takes the program built ahead without waiting.
+  rm -f "$C"/*.bin
+  export POCL_CACHE_DIR=$BATS_TEST_TMPDIR/pocl
+  for pass in compiled cached; do
+    run --separate-stderr bash -c '{ head -c $((9 << 20)) "$1"; sleep 2; tail -c +$(((9 << 20) + 1)) "$1"; } |
+      "$CLSORT" -vv --device-sort=radix > "$2"' _ "$BATS_TEST_TMPDIR/in" "$BATS_TEST_TMPDIR/got"
+    assert_success
+    cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+    [[ "$stderr" == *"device opened in "*" s while the input was read"* ]] || fail "$stderr"
+    [[ "$stderr" == *"program "@(built|loaded)" while the input was read"* ]] || fail "$stderr"
+    if [ $pass = compiled ]; then
+      # Its rate measured, its start not: the build, and the driver's
+      # first use with it, are not the next sort's.
+      [[ "$(rates keys32)" =~ ^"keys32 2e-05 1e+07 0 0 "[0-9.e-]+" 3e+06 " ]] || fail "$(rates keys32)"
+    else
+      # Its start measured, beside the stream's read.
+      [[ "$(rates keys32)" =~ ^"keys32 2e-05 1e+07 "[0-9.e-]*[1-9][0-9.e-]*" 1 "[0-9.e-]+" 3e+06 " ]] ||
+        fail "$(rates keys32)"
+    fi
+  done
+  [[ "$stderr" == *"s to start (beside a stream's read), "* ]] || fail "$stderr"
+  dev=$(rates keys32 | cut -d' ' -f8-)
+  # 20000 keys: the host 0.02 s, the device 0.018 s and 3 ms to start.
+  # That start measured alone: the host.  (The radix sort, whose program
+  # PoCL has cached: a sort that compiles leaves the start unmeasured.)
+  keys 20000 93
+  craft "keys32 1e-06 1e+06 0.003 0 9e-07 1e+06 $dev"
+  sorts_in -v --device-sort=radix
+  [[ "$stderr" == *"20000 records: sorting on the host"* ]] || fail "$stderr"
+  # Measured only beside a stream's read: the device, whose start, measured
+  # alone, then replaces it.
+  craft "keys32 1e-06 1e+06 0.003 1 9e-07 1e+06 $dev"
+  sorts_in -v --device-sort=radix
+  [[ "$stderr" == *"device $dev: 0.003 s to start (beside a stream's read), "* ]] || fail "$stderr"
+  [[ "$stderr" != *"on the host"* ]] || fail "$stderr"
+  [[ "$(rates keys32)" =~ ^"keys32 1e-06 1e+06 "[0-9.e-]*[1-9][0-9.e-]*" 0 " ]] || fail "$(rates keys32)"
+  [[ "$(rates keys32)" != "keys32 1e-06 1e+06 0.003 "* ]] || fail "$(rates keys32)"
+}
+
 @test "auto tries the host past 2^24 records where the device sorts slower than 40 ns a record" {
   own_cache
   keys 16777259 81
   # The host not measured, a device of 50 ns a record (PoCL on 2 cores):
   # the host is tried on this sort too, and measured.
-  craft "keys32 0 0 0.05 5e-08 1.6e+07 a test device"
+  craft "keys32 0 0 0.05 0 5e-08 1.6e+07 a test device"
   sorts_in -v
   [[ "$stderr" == *"16777259 records: sorting on the host"* ]] || fail "$stderr"
-  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0.05 5e-08 1.6e+07 a test device"$ ]] ||
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0.05 0 5e-08 1.6e+07 a test device"$ ]] ||
     fail "$(rates keys32)"
 }
 
@@ -382,7 +430,7 @@ craft() {
   [[ "$stderr" == *"auto: its device is "*" [Portable Computing Language], a CPU"* ]] || fail "$stderr"
   [[ "$(cat "$C/autodev")" =~ ^"clsort auto device 2"$'\n'"$(stamp)"$'\n'"cpu "[^$'\n']*" [Portable Computing Language]"$ ]] ||
     fail "$(cat "$C/autodev")"
-  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0 0 0 "$ ]] || fail "$(rates keys32)"
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 1.67773e+07 0 0 0 0 "$ ]] || fail "$(rates keys32)"
   # The host measured, the device not: past 2^20 records the host...
   keys 1048577 83
   sorts_in -v
@@ -395,20 +443,20 @@ craft() {
   # Measured slower per record than the host: the host past 2^20 records
   # whatever the sizes, where another device would be tried again.
   dev=$(sed -n 's/^cpu //p' "$C/autodev")
-  craft "keys32 4e-09 1e+06 0 2e-05 20000 $dev"
+  craft "keys32 4e-09 1e+06 0 0 2e-05 20000 $dev"
   autodev cpu "$dev"
   keys 4194304 85
   sorts_in -v
   [[ "$stderr" == *"4194304 records: sorting on the host"* ]] || fail "$stderr"
   # What the cache says of a device that is not the one that sorts is
   # forgotten, and the device looked at again where it matters.
-  craft "keys32 4e-09 1e+06 0 0 0 "
+  craft "keys32 4e-09 1e+06 0 0 0 0 "
   autodev cpu "another device"
   keys 20000 86
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on "*"[Portable Computing Language]"* ]] || fail "$stderr"
   [ ! -e "$C/autodev" ]
-  craft "keys32 4e-09 1e+06 0 0 0 "
+  craft "keys32 4e-09 1e+06 0 0 0 0 "
   keys 1048577 87
   sorts_in -v
   [[ "$stderr" == *"1048577 records: sorting on the host"* ]] || fail "$stderr"
@@ -419,7 +467,7 @@ craft() {
   own_cache
   keys 20000 89
   # A device measured slower per record than the host: the host.
-  craft "keys32 4e-09 1e+06 0.001 2e-05 1e+06 a test device"
+  craft "keys32 4e-09 1e+06 0.001 0 2e-05 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]] || fail "$stderr"
   # A driver registered since (here: the loader pointed at a copy of the
@@ -463,22 +511,22 @@ craft() {
   # The device's rate measured, its start not (a sort that built the
   # kernels leaves it out), slower per record than the host on sorts of
   # about this size: no start makes it quicker, the host.
-  craft "keys32 1e-06 1e+06 0 1.1e-06 1e+06 a test device"
+  craft "keys32 1e-06 1e+06 0 0 1.1e-06 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"device a test device: start not measured, 1.1e+03 ns per record"* ]]
   [[ "$stderr" == *"20000 records: sorting on the host"* ]] || fail "$stderr"
   # Quicker per record: tried on the next sort big enough to time.
-  craft "keys32 1e-06 1e+06 0 9e-07 1e+06 a test device"
+  craft "keys32 1e-06 1e+06 0 0 9e-07 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"device a test device: start not measured, 900 ns per record"* ]]
   [[ "$stderr" != *"on the host"* ]]
   [[ "$(rates keys32)" =~ ^"keys32 1e-06 1e+06 "[0-9.e-]*[1-9][0-9.e-]*" " ]]
-  dev=$(rates keys32 | cut -d' ' -f7-)
+  dev=$(rates keys32 | cut -d' ' -f8-)
   # A start less than this sort's is kept.
-  craft "keys32 1e-06 1e+06 1e-06 1e-09 1e+06 $dev"
+  craft "keys32 1e-06 1e+06 1e-06 0 1e-09 1e+06 $dev"
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
-  [[ "$(rates keys32)" == "keys32 1e-06 1e+06 1e-06 "* ]]
+  [[ "$(rates keys32)" == "keys32 1e-06 1e+06 1e-06 0 "* ]]
 }
 
 @test "auto measures again a side measured only on much smaller sorts" {
@@ -486,29 +534,29 @@ craft() {
   keys 20000 80
   # The host 20 ms, the device 10 ms + 19.8 ms by its rate from sorts of
   # 1000 records: measured again on these 20000.
-  craft "keys32 1e-06 1e+06 0.01 9.9e-07 1000 a test device"
+  craft "keys32 1e-06 1e+06 0.01 0 9.9e-07 1000 a test device"
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
   # The same rate from sorts as large as this one: the host.
-  craft "keys32 1e-06 1e+06 0.01 9.9e-07 20000 a test device"
+  craft "keys32 1e-06 1e+06 0.01 0 9.9e-07 20000 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   # A device slower per record is measured again only where the host
   # would take longer than its start and all the work it was measured
   # on, on THR_EXPLORE (4) times as many records: the host's 20 ms
   # against 1 ms + 4 us x 5000, then against 1 ms + 2 us x 1000.
-  craft "keys32 1e-06 1e+06 0.001 4e-06 5000 a test device"
+  craft "keys32 1e-06 1e+06 0.001 0 4e-06 5000 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
-  craft "keys32 1e-06 1e+06 0.001 2e-06 1000 a test device"
+  craft "keys32 1e-06 1e+06 0.001 0 2e-06 1000 a test device"
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
   # A host measured on sorts of 1000 records: measured again on these.
-  craft "keys32 1e-06 1000 0.001 1e-09 1e+06 a test device"
+  craft "keys32 1e-06 1000 0.001 0 1e-09 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
-  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0.001 1e-09 1e+06 a test device"$ ]]
-  craft "keys32 1e-06 20000 0.001 1e-09 1e+06 a test device"
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0.001 0 1e-09 1e+06 a test device"$ ]]
+  craft "keys32 1e-06 20000 0.001 0 1e-09 1e+06 a test device"
   sorts_in -v
   [[ "$stderr" != *"on the host"* ]]
 }
@@ -518,10 +566,12 @@ craft() {
   own_cache
   keys 20000 77
   # Version 1 rates held the ordering of ties: gone with the version.
-  for bad in 'garbage\n' 'clsort rates 2\nkeys32 1e-09 1e+06 0.25\n' \
-    'clsort rates 2\nkeys32 -1 1e+06 0.001 1e-09 1e+06 x\n' \
-    'clsort rates 2\nkeys32 1e-09 1e+06 0.001 1e-09 1e+06 x' \
-    'clsort rates 2\nkeys32 5 1e+06 0.001 1e-09 1e+06 x\n' \
+  for bad in 'garbage\n' 'clsort rates 3\nkeys32 1e-09 1e+06 0.25\n' \
+    'clsort rates 3\nkeys32 -1 1e+06 0.001 0 1e-09 1e+06 x\n' \
+    'clsort rates 3\nkeys32 1e-09 1e+06 0.001 0 1e-09 1e+06 x' \
+    'clsort rates 3\nkeys32 5 1e+06 0.001 0 1e-09 1e+06 x\n' \
+    'clsort rates 3\nkeys32 1e-09 1e+06 0.001 2 1e-09 1e+06 x\n' \
+    'clsort rates 2\nkeys32 1e-09 1e+06 0.001 1e-09 1e+06 x\n' \
     'clsort rates 1\nkeys32 1e-09 1e+06 0.001 1e-06 1e+06 x\n' ''; do
     printf "$bad" > "$C/rates"
     sorts_in -vv
@@ -529,8 +579,8 @@ craft() {
       fail "entry '$bad' was used"
     [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   done
-  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 2" ]
-  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 "$ ]]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 3" ]
+  [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 0 "$ ]]
 }
 
 @test "a threshold set, or a device other than auto, is not measured" {
@@ -547,7 +597,7 @@ craft() {
 
 @test "CLSORT_NO_CACHE: nothing measured, whatever the cache holds" {
   own_cache
-  craft "keys32 1e-06 1e+06 0.001 1e-09 1e+06 a test device"
+  craft "keys32 1e-06 1e+06 0.001 0 1e-09 1e+06 a test device"
   keys 20000 80
   CLSORT_NO_CACHE=1 sorts_in -v
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
@@ -559,7 +609,7 @@ craft() {
 @test "CLSORT_HOST_THRESHOLD sets the threshold; --host-threshold wins; a bad one is ignored" {
   local bad
   own_cache
-  craft "keys32 1e-09 1e+06 0.25 1e-06 1e+06 a test device"
+  craft "keys32 1e-09 1e+06 0.25 0 1e-06 1e+06 a test device"
   keys 300 79
   CLSORT_HOST_THRESHOLD=100 sorts_in -v
   [[ "$stderr" != *"on the host"* ]]

@@ -134,6 +134,20 @@ int main(void)
 	r.cpu = true;
 	ok(!thr_host_wins(&r, 100000000), "a CPU device quicker per record: by the rates");
 
+	/* A start measured only beside a stream's read (an H200's 2.5 s,
+	 * where alone it took 0.2): where it alone makes the host win, the
+	 * device is tried once the host takes half that start more than the
+	 * device's work; a stream's look does not try it. */
+	r = rates(2e-9, 2.5, 0.4e-9);
+	r.start_ahead = true;
+	ok(!thr_host_wins(&r, 1000000000) && thr_host_wins(&r, 700000000),
+	   "a start measured beside a stream: the device from 2 ns x n = 1.25 s + 0.4 ns x n");
+	ok(thr_host_wins(&r, 1000) && thr_stream_host_wins(&r, 500000000, 0),
+	   "a start measured beside a stream: not tried on small sorts, nor by a stream's look");
+	r.start_ahead = false;
+	ok(thr_host_wins(&r, 1000000000) && !thr_host_wins(&r, 1600000000),
+	   "the same start measured alone: the host to 2 ns x n = 2.5 s + 0.4 ns x n");
+
 	/* A stream looked at as it arrives: judged as twice what it has so
 	 * far, the device's start less the time it has taken. */
 	r = rates(5e-9, 0.3, 0.5e-9);
