@@ -67,8 +67,16 @@ int cle_start(struct cle *e, size_t n);
 /* The network sort's kernels, once their build has ended (waited for and
  * counted in t_wait).  0 or CLS_E_FAIL after a message. */
 int cle_ready(struct cle *e);
-/* Profiling: kernel k's event ev counts in -vv's kernel times. */
+/* Profiling (cl_profile.c): kernel k's event ev counts in -vv's kernel
+ * times; the same, for the network and radix sorts (ctx the engine). */
 void cle_record_event(struct cle *e, cl_kernel k, cl_event ev);
+void cle_record_kernel(void *ctx, cl_kernel k, cl_event ev);
+/* Profiling: a sort's transfers (nup uploads, ndown downloads) and its
+ * kernels added to the engine's times. */
+void cle_add_times(struct cle *e, const cl_event *up, size_t nup, const cl_event *down,
+		   size_t ndown);
+/* -v: the device's time by phase; -vv: by kernel. */
+void cle_report(const struct engine *base);
 /* The end of a sort or a merge, whose launches left err (from what they
  * were doing): the n sorted words at word off of result down to consume
  * (ready and each as the download takes them), and the times of the
