@@ -9,6 +9,7 @@
 
 #include "cl_engine_priv.h"
 #include "devbuild.h"
+#include "sendahead.h"
 #include "util.h"
 
 static const struct eng_ops cle_ops;
@@ -25,6 +26,22 @@ static bool radix_for(const struct cle *e, size_t n)
 	if (radix && !clr_wanted(e->c.devsort, e->dev, n, true))
 		msg_info(2, "device sort: radix, as the networks' program is not built yet");
 	return radix;
+}
+
+/* The device's memory a sort of c's may take on d: -S, else a share of
+ * what it has. */
+static uint64_t budget_of(const struct dev_ctx *d, const struct eng_config *c)
+{
+	if (c->buffer_percent > 0)
+		return (uint64_t)((double)d->global_mem * c->buffer_percent / 100.0);
+	if (c->buffer_bytes)
+		return c->buffer_bytes;
+	return (uint64_t)((double)d->global_mem * DEVICE_FRACTION);
+}
+
+static uint64_t budget_bytes(const struct cle *e)
+{
+	return budget_of(e->dev, &e->c);
 }
 
 /* The shape of c's words on d, into sh, and the options of every program
@@ -99,6 +116,16 @@ static void build_early(struct dev_ctx *d, void *arg)
 		clb_build_early(d, &j[i]);
 	if (gathers_on(d) && !dev_ahead_wanted())
 		stg_make_ahead(d);
+	/* A stream's bare keys, sent while the rest arrives, for the radix
+	 * sort to take where they lie: room for them, and for the sort's
+	 * second buffer beside them. */
+	if (clr_wanted(c->devsort, d, SIZE_MAX, true) && !dev_ahead_wanted()) {
+		const size_t ws = word_size(c->kind);
+		uint64_t most = budget_of(d, c) / 2 / ws;
+		if (most > d->max_alloc / ws)
+			most = d->max_alloc / ws;
+		sa_send(d, (size_t)most);
+	}
 }
 
 void cle_open_ahead(const struct eng_config *c)
@@ -133,6 +160,9 @@ int cle_start(struct cle *e, size_t n)
 		return CLS_E_FAIL;
 	e->dev_opened = true;
 	e->base.t_ahead = d->t_ahead;
+	if (d->sent.words)
+		msg_info(2, "%zu words sent to the device in %.3f s while the stream arrived",
+			 d->sent.words, d->sent.seconds);
 	e->open_slot = clb_instance_open(d->device, &instance);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
 	base_options(d, &e->c, instance, &e->sh, e->options, sizeof e->options);
@@ -260,14 +290,44 @@ static bool is_nomem(cl_int err)
 	       err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE;
 }
 
+/* A buffer of words words on the device for the first: the one a
+ * stream's first words were sent into while it arrived (sendahead.h),
+ * where it has the room, or a new one, those words copied into it. */
+static cl_mem take_sent(struct cle *e, size_t words, cl_int *err)
+{
+	struct dev_ctx *d = e->dev;
+	cl_mem sent = d->sent.buf, m;
+
+	*err = CL_SUCCESS;
+	d->sent.buf = NULL;
+	if (sent && d->sent.cap >= words)
+		return sent;
+	m = dev_buffer(d, words * e->sh.wsize, err);
+	if (m && sent && d->sent.words <= words)
+		*err = clEnqueueCopyBuffer(d->queue, sent, m, 0, 0, d->sent.words * e->sh.wsize, 0,
+					   NULL, NULL);
+	else
+		d->sent.words = 0;
+	if (sent)
+		clReleaseMemObject(sent);
+	if (m && *err != CL_SUCCESS) {
+		clReleaseMemObject(m);
+		m = NULL;
+	}
+	return m;
+}
+
 static int cle_reserve(struct cle *e, size_t words)
 {
 	cl_int err;
 
 	if (e->buf && e->buf_words >= words)
 		return 0;
-	if (e->buf)
+	/* Sent words, where there were, go with the buffer. */
+	if (e->buf) {
 		clReleaseMemObject(e->buf);
+		e->dev->sent.words = 0;
+	}
 	if (e->buf2)
 		clReleaseMemObject(e->buf2);
 	e->buf = e->buf2 = NULL;
@@ -276,7 +336,7 @@ static int cle_reserve(struct cle *e, size_t words)
 		return 0;
 	if (words > cle_max_words(e))
 		return CLE_E_NOMEM;
-	e->buf = dev_buffer(e->dev, words * e->sh.wsize, &err);
+	e->buf = take_sent(e, words, &err);
 	if (e->buf && (e->sh.global_merge || e->radix_may))
 		e->buf2 = dev_buffer(e->dev, words * e->sh.wsize, &err);
 	if (err != CL_SUCCESS) {
@@ -285,6 +345,7 @@ static int cle_reserve(struct cle *e, size_t words)
 		if (e->buf2)
 			clReleaseMemObject(e->buf2);
 		e->buf = e->buf2 = NULL;
+		e->dev->sent.words = 0;
 		if (is_nomem(err)) {
 			msg_info(1, "device buffer of %zu words failed (%s)", words, dev_strerror(err));
 			return CLE_E_NOMEM;
@@ -358,11 +419,13 @@ static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t unit
 /* Sort n words that produce fills, down to consume, on their bits from
  * key_low up; with bs (not NULL), what it describes goes up beside them
  * and comes down instead.  With key_low not 0, ENG_NO_RECORDS, having
- * called neither, where the run would go through the networks. */
+ * called neither, where the run would go through the networks.  sent:
+ * whether the first words sent while a stream arrived (the device's
+ * sent.words) are these words' first, to stay where they are. */
 static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer produce,
-		      const struct beside *bs, eng_consumer consume, void *ctx)
+		      const struct beside *bs, eng_consumer consume, void *ctx, bool sent)
 {
-	size_t tiles, chunk_tiles, chunks, c, tiled, rchunks = 0, tchunks = 0, ochunks = 0;
+	size_t tiles, chunk_tiles, chunks, c, c0 = 0, tiled, rchunks = 0, tchunks = 0, ochunks = 0;
 	size_t out_units = 0;
 	bool radix;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL, done = NULL;
@@ -394,6 +457,15 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 	/* Whole pairs of tiles, for the pair tails of the last stage. */
 	chunk_tiles = stg_chunk_tiles(&e->stg, true);
 	chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
+	/* The whole chunks sent already, for the radix sort, which waits for
+	 * the rest only; none for a sort of other words, which write over
+	 * them. */
+	if (sent && radix && !bs && e->dev->sent.words <= n) {
+		c0 = e->dev->sent.words / (chunk_tiles * e->sh.tile);
+		msg_info(2, "%zu words of %zu on the device already", c0 * chunk_tiles * e->sh.tile,
+			 n);
+	}
+	e->dev->sent.words = 0;
 	/* The records' uploads (and the lines' text's) follow the words' in
 	 * up, through the same staging buffers in turn, in chunks as large. */
 	if (bs) {
@@ -417,7 +489,7 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 	 * each chunk's tiles are sorted once it lands and the kernels are
 	 * built: until they are, the chunks go on coming up. */
 	what = "upload to the device";
-	for (c = 0, tiled = 0; c < chunks && err == CL_SUCCESS; c++) {
+	for (c = c0, tiled = 0; c < chunks && err == CL_SUCCESS; c++) {
 		err = stg_upload(&e->stg, e->buf, c, stg_chunk(&e->stg, c, chunk_tiles, n), up, produce,
 				 ctx, &cb);
 		if (cb) {
@@ -447,8 +519,8 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 			goto out;
 		if (err == CL_SUCCESS)
 			err = clr_sort(&e->radix, e->dev->queue, e->buf, e->buf2, n, key_low,
-				       (cl_uint)chunks,
-				       up, e->dev->profiling ? cle_record_kernel : NULL, e, &result, &done);
+				       (cl_uint)(chunks - c0), chunks > c0 ? up + c0 : NULL,
+				       e->dev->profiling ? cle_record_kernel : NULL, e, &result, &done);
 	} else if (err == CL_SUCCESS) {
 		err = cln_passes(&e->net, e->dev->queue, e->buf, e->buf2, n, chunk_tiles, chunks, sorted,
 				 &result);
@@ -527,23 +599,30 @@ out:
 
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx)
 {
-	return sort_words((struct cle *)base, n, 0, produce, NULL, consume, ctx);
+	return sort_words((struct cle *)base, n, 0, produce, NULL, consume, ctx, false);
+}
+
+/* The run's words are those of all of a stream, read into words
+ * (eng_sort_in): its first words sent while it arrived, where they were
+ * sent from there, stay where they are (sendahead.h); the rest go up as
+ * any sort's.  ENG_NO_RECORDS where none were. */
+static int cle_sort_in(struct engine *base, size_t n, void *words, void *room, unsigned low,
+		       const struct radix_counts *counts, eng_producer produce,
+		       eng_consumer consume, void *ctx)
+{
+	struct cle *e = (struct cle *)base;
+
+	(void)room;
+	(void)counts;
+	if (low || !e->dev->sent.words || (const unsigned char *)words != e->dev->sent.data)
+		return ENG_NO_RECORDS;
+	return sort_words(e, n, 0, produce, NULL, consume, ctx, true);
 }
 
 static int cle_sort_above(struct engine *base, size_t n, unsigned low, eng_producer produce,
 			  eng_consumer consume, void *ctx)
 {
-	return sort_words((struct cle *)base, n, low, produce, NULL, consume, ctx);
-}
-
-/* The device's memory a sort may take: -S, else a share of what it has. */
-static uint64_t budget_bytes(const struct cle *e)
-{
-	if (e->c.buffer_percent > 0)
-		return (uint64_t)((double)e->dev->global_mem * e->c.buffer_percent / 100.0);
-	if (e->c.buffer_bytes)
-		return e->c.buffer_bytes;
-	return (uint64_t)((double)e->dev->global_mem * DEVICE_FRACTION);
+	return sort_words((struct cle *)base, n, low, produce, NULL, consume, ctx, false);
 }
 
 /* Whether the device may put in order what goes up beside n words: where
@@ -597,7 +676,7 @@ static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_
 	    clg_prepare(&e->gather, bs.units, bs.own_out))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu records put in order on the device", n);
-	return sort_words(e, n, 0, produce, &bs, consume, ctx);
+	return sort_words(e, n, 0, produce, &bs, consume, ctx, false);
 }
 
 /* kv lines put in order on the device, text and all: where their text,
@@ -620,7 +699,7 @@ static int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_pr
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu lines put in order on the device, their text with them",
 		 l->n);
-	return sort_words(e, l->n, 0, produce, &bs, consume, ctx);
+	return sort_words(e, l->n, 0, produce, &bs, consume, ctx, false);
 }
 
 /* The budget: -S, else a fraction of the device's memory; never more than
@@ -683,5 +762,6 @@ static const struct eng_ops cle_ops = {
 	.close = cle_close,
 	.sort_records = cle_sort_records,
 	.sort_lines = cle_sort_lines,
+	.sort_in = cle_sort_in,
 	.sort_above = cle_sort_above,
 };

@@ -130,7 +130,7 @@ cl_int stg_upload(struct stg *s, cl_mem buf, size_t c, struct stg_chunk k, cl_ev
 	void *slot = s->host[c % STG_N];
 	cl_int err;
 
-	if (c >= STG_N && (err = clWaitForEvents(1, &up[c - STG_N])) != CL_SUCCESS)
+	if (c >= STG_N && up[c - STG_N] && (err = clWaitForEvents(1, &up[c - STG_N])) != CL_SUCCESS)
 		return err;
 	if ((*rc = produce(ctx, slot, k.w0, k.w1 - k.w0)) != 0)
 		return CL_SUCCESS;

@@ -57,8 +57,9 @@ size_t stg_chunk_tiles(const struct stg *s, bool pairs);
 struct stg_chunk stg_chunk(const struct stg *s, size_t c, size_t chunk_tiles, size_t n);
 
 /* Produce chunk c (its words k) into its staging buffer, once the upload
- * that last used that buffer is done (up[c - STG_N]), and start its upload
- * into buf, *up[c].  A callback's failure comes back in *rc. */
+ * that last used that buffer is done (up[c - STG_N], where set: not for a
+ * chunk that was on the device already), and start its upload into buf,
+ * *up[c].  A callback's failure comes back in *rc. */
 cl_int stg_upload(struct stg *s, cl_mem buf, size_t c, struct stg_chunk k, cl_event *up,
 		  eng_producer produce, void *ctx, int *rc);
 

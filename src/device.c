@@ -621,6 +621,9 @@ void dev_close(struct dev_ctx *d)
 	}
 	dev_unpin(d->queue, d->stage.mem, d->stage.host, DEV_STAGE);
 	d->stage.bytes = 0;
+	if (d->sent.buf)
+		clReleaseMemObject(d->sent.buf);
+	memset(&d->sent, 0, sizeof d->sent);
 	if (d->queue)
 		clReleaseCommandQueue(d->queue);
 	if (d->context)

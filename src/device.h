@@ -67,6 +67,15 @@ struct dev_ctx {
 		void *host[DEV_STAGE];
 		size_t bytes;
 	} stage;
+	/* A stream's first words, sent up while it arrived (sendahead.h):
+	 * buf, of cap words, holds the words of its first records at data;
+	 * words 0 where none wait.  The engine's first buffer takes buf. */
+	struct {
+		cl_mem buf;
+		size_t cap, words;
+		const unsigned char *data;
+		double seconds;		/* the sending's, from its start */
+	} sent;
 };
 
 /* OpenCL error code as its name ("CL_OUT_OF_RESOURCES"). */

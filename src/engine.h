@@ -156,9 +156,12 @@ int eng_sort_lines(struct engine *e, const struct eng_lines *l, eng_producer pro
  * there (a stream's keys sorted in the output's place).  counts, where
  * not NULL, describes the words at words as produce leaves them (low 0: a
  * stream's bare keys counted while they arrived, keyahead.h), sparing the
- * host's sort its passes that read them.  ENG_NO_RECORDS, having called
- * neither, where the engine does not (an OpenCL device, which has memory
- * of its own): eng_sort or eng_sort_above then. */
+ * host's sort its passes that read them.  An OpenCL device, which has
+ * memory of its own, sorts them there, produce filling its staging
+ * instead: only where words are a stream's whose first words it was sent
+ * while they arrived (sendahead.h), which it keeps.  ENG_NO_RECORDS,
+ * having called neither, where the engine does not: eng_sort or
+ * eng_sort_above then. */
 int eng_sort_in(struct engine *e, size_t n, void *words, void *room, unsigned low,
 		const struct radix_counts *counts, eng_producer produce, eng_consumer consume,
 		void *ctx);

@@ -22,6 +22,7 @@
 #include "output.h"
 #include "progress.h"
 #include "runs.h"
+#include "sendahead.h"
 #include "streamsort.h"
 #include "tmpfile.h"
 #include "util.h"
@@ -205,6 +206,8 @@ struct ahead {
 	const struct cls_opts *o;
 	const struct enc_format *f;
 	struct out_writer *out;
+	const unsigned char *data;	/* the first stream's bytes */
+	uint64_t bytes;			/* come so far */
 	struct line_ahead *lines;
 	struct key_ahead *keys;
 	unsigned streams;	/* streams that passed IN_WATCH_BYTES */
@@ -213,12 +216,15 @@ struct ahead {
 	double t_first;		/* when the first stream passed IN_WATCH_BYTES */
 };
 
-/* The device spec names, opened for the sort while the stream is read;
- * the keys no longer counted for the host's sort. */
+/* The device spec names, opened for the sort while the stream is read,
+ * and the first stream's bare keys sent to it as they come; the keys no
+ * longer counted for the host's sort. */
 static void open_device(const struct ahead *a, const char *spec)
 {
 	struct eng_config c;
 
+	if (a->streams == 1 && sa_applies(a->f))
+		sa_begin(a->f, a->data, a->bytes);
 	runs_config(a->o, a->f, spec, &c);
 	eng_open_ahead(&c);
 	ka_stop(a->keys);
@@ -230,14 +236,19 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 	const uint64_t records = enc_count_records(a->f, data, len);
 	const char *spec = runs_stream_device(a->o, a->f, records, 0);
 
+	if (!a->streams++) {
+		a->data = data;
+		a->bytes = len;
+	}
 	if (spec)
 		open_device(a, spec);
 	/* A later stream: the input is several pieces, which no run holds
 	 * whole as one stream's; and the later stream's lengths would be
 	 * taken for the first's. */
-	if (a->streams++) {
+	if (a->streams > 1) {
 		la_stop(a->lines);
 		ka_stop(a->keys);
+		sa_end(false);
 		a->look_at = 0;
 		return;
 	}
@@ -259,6 +270,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 {
 	struct ahead *a = ctx;
 
+	a->bytes = bytes;
 	if (a->look_at && bytes >= a->look_at) {
 		const uint64_t records =
 			(uint64_t)((double)a->first_records * ((double)bytes / (double)a->first_bytes));
@@ -272,6 +284,7 @@ static void stream_grew(void *ctx, uint64_t bytes)
 		out_grow(a->out, runs_output_bytes(a->f, bytes, 1), a->f->threads);
 	la_grow(a->lines, bytes);
 	ka_grow(a->keys, bytes);
+	sa_grow(bytes);
 }
 
 static void stream_leaves(void *ctx)
@@ -280,6 +293,7 @@ static void stream_leaves(void *ctx)
 
 	la_stop(a->lines);
 	ka_stop(a->keys);
+	sa_end(false);
 }
 
 void cls_close_input(struct cls_input *ci)
@@ -398,6 +412,8 @@ int cls_run(const struct cls_opts *o)
 		}
 		goto out;
 	}
+	/* A stream read whole: what was sent of it waits for its sort. */
+	sa_end(rc == 0 && !ci.in.files[0].stream);
 	if (rc == 0 && !ci.in.files[0].stream) {
 		ci.f.ahead = ahead.lines;
 		ci.f.key_ahead = ahead.keys;

@@ -436,7 +436,8 @@ static void *output_room(const struct engine *e, struct run_io *io)
  * from low up, and handed to the consumer to; io->in_place while they are
  * made there, where that is the input's (whose pages must then stay).
  * A stream's bare keys come with what the host's sort would read them
- * for first, counted while they arrived (keyahead.h).  ENG_NO_RECORDS
+ * for first, counted while they arrived (keyahead.h); on a device, those
+ * sent to it while they arrived stay there (sendahead.h).  ENG_NO_RECORDS
  * where the engine does not. */
 static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low, eng_consumer to)
 {
@@ -446,7 +447,8 @@ static int sort_in(struct engine *e, struct run_io *io, void *in, unsigned low, 
 			     ka_counts(io->f->key_ahead, in, io->b->n, io->f->threads, &counts);
 	int rc;
 
-	io->in_place = in != io->b->words;
+	/* Made there by the host's sort; a device's takes them from there. */
+	io->in_place = e->host && in != io->b->words;
 	rc = eng_sort_in(e, io->b->n, in, room, low, counted ? &counts : NULL, produce, to, io);
 	if (rc == ENG_NO_RECORDS)
 		io->in_place = false;

@@ -138,6 +138,55 @@ pipe_same_as_file() {
   ! grep -q 'line_count' "$T/err" || fail "the lines' program built for nothing: $(cat "$T/err")"
 }
 
+# sent_in_pieces FILE: FILE's bytes with pauses: at 9 MiB (the device opens
+# and builds meanwhile), at 17 MiB (a first 16 MiB staging buffer's worth
+# of u32 keys sent, into room for twice what came) and at 50 MiB (two
+# more, the room grown on the way).
+sent_in_pieces() {
+  head -c $((9 << 20)) "$1"; sleep 2
+  tail -c +$(((9 << 20) + 1)) "$1" | head -c $((8 << 20)); sleep 1
+  tail -c +$(((17 << 20) + 1)) "$1" | head -c $((33 << 20)); sleep 1
+  tail -c +$(((50 << 20) + 1)) "$1"
+}
+
+@test "a stream's bare keys sent to the device while they arrive: the file's sort" {
+  # The CPU device made to send (CLSORT_DEVICE_GATHER=1: its staging made
+  # ahead, as a GPU's), through its radix sort, which takes them.
+  export CLSORT_DEVICE_GATHER=1
+  "$REFSORT" gen u32 15000000 31 > "$T/u32"
+  for opts in "-k u32" "-r -k i32"; do
+    "$CLSORT" -d host $opts "$T/u32" > "$T/want"
+    sent_in_pieces "$T/u32" | "$CLSORT" "${DEV[@]}" --device-sort=radix -vv $opts > "$T/got" 2> "$T/err" ||
+      fail "$opts: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "$opts: not the file's sort"
+    grep -q '^clsort: 12582912 words sent to the device in [0-9.]* s while the stream arrived$' "$T/err" ||
+      fail "$opts: $(cat "$T/err")"
+    grep -q '^clsort: 12582912 words of 15000000 on the device already$' "$T/err" ||
+      fail "$opts: $(cat "$T/err")"
+  done
+  # More than the device's budget holds in one run: nothing kept.
+  "$CLSORT" -d host -k u32 "$T/u32" > "$T/want"
+  sent_in_pieces "$T/u32" | "$CLSORT" "${DEV[@]}" --device-sort=radix -S 8M -vv > "$T/got" 2> "$T/err" ||
+    fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'sent to the device\|on the device already' "$T/err" || fail "$(cat "$T/err")"
+  # A stream that outgrows --memory once chunks were sent, held in a
+  # temporary file from then on: what was sent is dropped.
+  mkdir "$T/tmp"
+  sent_in_pieces "$T/u32" | "$CLSORT" "${DEV[@]}" --device-sort=radix --memory 32M -T "$T/tmp" -vv \
+    > "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'sent to the device\|on the device already' "$T/err" || fail "$(cat "$T/err")"
+  # A writer killed mid-record after chunks were sent: the truncated
+  # record's error, no output.
+  run --separate-stderr "$CLSORT" "${DEV[@]}" --device-sort=radix -o "$T/got2" \
+    < <(sent_in_pieces "$T/u32" | head -c $(((17 << 20) + 2)); sleep 1; kill -9 $BASHPID)
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "clsort: -: size $(((17 << 20) + 2)) is not a multiple of the 4-byte record size (2 trailing bytes)" ] ||
+    fail "$stderr"
+  [ ! -e "$T/got2" ]
+}
+
 @test "a stream's output faulted in while the device sorts: the file's bytes in every format" {
   # Over 8 MiB each: the device opened while the stream arrives, whose
   # output's pages are then not faulted in when it is mapped.
