@@ -116,6 +116,9 @@ static void build_early(struct dev_ctx *d, void *arg)
 		clb_build_early(d, &j[i]);
 	if (gathers_on(d) && !dev_ahead_wanted())
 		stg_make_ahead(d);
+	/* The programs and pinned buffers made: what faults pages in beside
+	 * the read may go on (util.h). */
+	faults_hold(false);
 	/* A stream's bare keys, sent while the rest arrives, for the radix
 	 * sort to take where they lie: room for them, and for the sort's
 	 * second buffer beside them. */

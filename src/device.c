@@ -495,11 +495,15 @@ static void *ahead_main(void *arg)
 	/* Its failure is the sort's to report, where the sort comes for the
 	 * device, or to set aside where the host takes the sort. */
 	msg_keep(ahead.failure, sizeof ahead.failure);
+	faults_hold(true);
 	ahead.rc = open_now(&ahead.d, ahead.spec, ahead.profiling);
 	msg_keep(NULL, 0);
 	ahead.t_open = now_sec() - t0;
+	/* then lets the faults go where it has made what it makes beside
+	 * the read and goes on at length (cl_engine.c). */
 	if (ahead.rc == 0 && ahead.then)
 		ahead.then(&ahead.d, ahead.arg);
+	faults_hold(false);
 	return NULL;
 }
 

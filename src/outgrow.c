@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "output.h"
@@ -24,6 +25,9 @@
  * idle (16 threads: 75 % while 1 GiB of kv lines came); on 2 the read and
  * the stream's writer keep both busy. */
 #define FAULT_THREADS 4
+/* While faults are held (util.h), the pages wait this long between
+ * looks. */
+#define FAULT_HELD_NS 2000000
 
 struct out_grow {
 	int fd;
@@ -91,6 +95,17 @@ static void *grow_main(void *arg)
 			if (!ok)
 				break;
 			g->taken = at + n;
+		} else if (g->fault && g->faulted < g->taken && g->faulted < g->fault_most &&
+			   faults_held()) {
+			/* A device opening: looked at again shortly. */
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += FAULT_HELD_NS;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&g->more, &g->lock, &ts);
 		} else if (g->fault && g->faulted < g->taken && g->faulted < g->fault_most) {
 			at = g->faulted;
 			n = g->taken - at < FAULT_STEP ? g->taken - at : FAULT_STEP;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +435,18 @@ static bool whole_pages(const void *p, size_t len, uintptr_t *start, uintptr_t *
 	*start = ((uintptr_t)p + page - 1) / page * page;
 	*end = ((uintptr_t)p + len) / page * page;
 	return *end > *start;
+}
+
+static atomic_bool faults_on_hold;
+
+void faults_hold(bool on)
+{
+	atomic_store(&faults_on_hold, on);
+}
+
+bool faults_held(void)
+{
+	return atomic_load(&faults_on_hold);
 }
 
 bool populate_range(void *p, size_t len)
