@@ -608,7 +608,8 @@ int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer c
 /* The run's words are those of all of a stream, read into words
  * (eng_sort_in): its first words sent while it arrived, where they were
  * sent from there, stay where they are (sendahead.h); the rest go up as
- * any sort's.  ENG_NO_RECORDS where none were. */
+ * any sort's.  ENG_NO_RECORDS where none were, or where the networks
+ * would sort on the bits from low up (eng_sort_above). */
 static int cle_sort_in(struct engine *base, size_t n, void *words, void *room, unsigned low,
 		       const struct radix_counts *counts, eng_producer produce,
 		       eng_consumer consume, void *ctx)
@@ -617,9 +618,9 @@ static int cle_sort_in(struct engine *base, size_t n, void *words, void *room, u
 
 	(void)room;
 	(void)counts;
-	if (low || !e->dev->sent.words || (const unsigned char *)words != e->dev->sent.data)
+	if (!e->dev->sent.words || (const unsigned char *)words != e->dev->sent.data)
 		return ENG_NO_RECORDS;
-	return sort_words(e, n, 0, produce, NULL, consume, ctx, true);
+	return sort_words(e, n, low, produce, NULL, consume, ctx, true);
 }
 
 static int cle_sort_above(struct engine *base, size_t n, unsigned low, eng_producer produce,

@@ -474,6 +474,16 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
 	return encode_jobs(f, b, first, count, dst, bin_job);
 }
 
+void enc_words_of(const struct enc_format *f, const unsigned char *src, size_t count, void *dst)
+{
+	const struct bin_job j = { f, src, count, 0, dst };
+
+	if (enc_bare_keys(f))
+		bin_job((void *)&j);
+	else
+		pack_job((void *)&j);
+}
+
 int enc_pack_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
 		   size_t count, void *dst)
 {

@@ -94,6 +94,12 @@ void enc_unpack(const struct enc_format *f, const void *words, size_t n, unsigne
 int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size_t first,
 		     size_t count, void *dst);
 
+/* The words of count records at src whose words are made where they lie
+ * (enc_words_in_place: bare keys, or records packed), as the run whose
+ * first they are makes them (enc_encode_range, enc_pack_range): a
+ * stream's, before any run holds them (sendahead.h). */
+void enc_words_of(const struct enc_format *f, const unsigned char *src, size_t count, void *dst);
+
 /* Bytes of record i of the run (kv: without the line end). */
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		const unsigned char **p, size_t *len);

@@ -17,7 +17,7 @@ static struct {
 
 bool sa_applies(const struct enc_format *f)
 {
-	return enc_bare_keys(f);
+	return enc_words_in_place(f);
 }
 
 void sa_begin(const struct enc_format *f, const unsigned char *data, uint64_t len)
@@ -95,8 +95,7 @@ static cl_int send_chunk(struct dev_ctx *d, cl_mem *buf, size_t *cap, size_t sen
 	}
 	if (err != CL_SUCCESS)
 		return err;
-	f->kt->encode(sa.data + sent * f->rec_size, f->rec_size, chunk, f->mask, d->stage.host[slot],
-		      false, 0);
+	enc_words_of(f, sa.data + sent * f->rec_size, chunk, d->stage.host[slot]);
 	err = clEnqueueWriteBuffer(d->queue, *buf, CL_FALSE, sent * ws, chunk * ws,
 				   d->stage.host[slot], 0, NULL, ev);
 	clFlush(d->queue);

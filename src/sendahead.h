@@ -1,10 +1,11 @@
-/* A stream's bare keys sent up to the device while the stream arrives.
- * Where a stream of bare keys opens its device ahead of its sort
- * (pipeline.c), the thread that opened it, once it has built the sort's
- * programs and its pinned staging buffers, goes on to encode the keys
- * come so far into those buffers and send them into a device buffer that
- * grows with the stream (each time to twice what has come), until the
- * stream is complete.  The sort of that stream, one run of all of it,
+/* A stream's words sent up to the device while the stream arrives.
+ * Where a stream of records whose words are made where they lie (bare
+ * keys, or records packed: enc_words_in_place) opens its device ahead of
+ * its sort (pipeline.c), the thread that opened it, once it has built the
+ * sort's programs and its pinned staging buffers, goes on to encode the
+ * records come so far into those buffers and send them into a device
+ * buffer that grows with the stream (each time to twice what has come),
+ * until the stream is complete.  The sort of that stream, one run of all of it,
  * then sends only the rest (cl_engine.c).  On an H200 machine the staging
  * and upload of 4 GiB of u32 keys took 0.15-0.19 s after the stream's
  * last byte, of 0.4-0.55 s in all from it to the answer. */
@@ -18,7 +19,8 @@
 #include "device.h"
 #include "encode.h"
 
-/* Whether a stream of f's records may be sent ahead: bare keys. */
+/* Whether a stream of f's records may be sent ahead: bare keys, or
+ * records packed in words as wide (enc_words_in_place). */
 bool sa_applies(const struct enc_format *f);
 
 /* The stream of f's records at data has delivered len bytes, and its

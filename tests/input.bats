@@ -149,20 +149,25 @@ sent_in_pieces() {
   tail -c +$(((50 << 20) + 1)) "$1"
 }
 
-@test "a stream's bare keys sent to the device while they arrive: the file's sort" {
+@test "a stream's bare keys and packed records sent to the device while they arrive: the file's sort" {
   # The CPU device made to send (CLSORT_DEVICE_GATHER=1: its staging made
   # ahead, as a GPU's), through its radix sort, which takes them.
   export CLSORT_DEVICE_GATHER=1
   "$REFSORT" gen u32 15000000 31 > "$T/u32"
-  for opts in "-k u32" "-r -k i32"; do
-    "$CLSORT" -d host $opts "$T/u32" > "$T/want"
-    sent_in_pieces "$T/u32" | "$CLSORT" "${DEV[@]}" --device-sort=radix -vv $opts > "$T/got" 2> "$T/err" ||
-      fail "$opts: $(cat "$T/err")"
-    cmp "$T/want" "$T/got" || fail "$opts: not the file's sort"
-    grep -q '^clsort: 12582912 words sent to the device in [0-9.]* s while the stream arrived$' "$T/err" ||
-      fail "$opts: $(cat "$T/err")"
-    grep -q '^clsort: 12582912 words of 15000000 on the device already$' "$T/err" ||
-      fail "$opts: $(cat "$T/err")"
+  "$REFSORT" gen-rec 3750000 16 8 u64 32 few > "$T/rec16"
+  # Three 16 MiB staging buffers' worth: 4194304 u32 keys each, 1048576
+  # 16-byte records.
+  for c in "u32|-k u32|12582912|15000000" "u32|-r -k i32|12582912|15000000" \
+           "rec16|-R 16 --key-offset 8 -k u64 -s|3145728|3750000" \
+           "rec16|-R 16 -k u64 -r|3145728|3750000"; do
+    IFS='|' read -r in opts sent n <<<"$c"
+    "$CLSORT" -d host $opts "$T/$in" > "$T/want"
+    sent_in_pieces "$T/$in" | "$CLSORT" "${DEV[@]}" --device-sort=radix -vv $opts > "$T/got" 2> "$T/err" ||
+      fail "$c: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "$c: not the file's sort"
+    grep -q "^clsort: $sent words sent to the device in [0-9.]* s while the stream arrived\$" "$T/err" ||
+      fail "$c: $(cat "$T/err")"
+    grep -q "^clsort: $sent words of $n on the device already\$" "$T/err" || fail "$c: $(cat "$T/err")"
   done
   # More than the device's budget holds in one run: nothing kept.
   "$CLSORT" -d host -k u32 "$T/u32" > "$T/want"
