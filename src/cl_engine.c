@@ -119,9 +119,9 @@ static void build_early(struct dev_ctx *d, void *arg)
 	/* The programs and pinned buffers made: what faults pages in beside
 	 * the read may go on (util.h). */
 	faults_hold(false);
-	/* A stream's bare keys, sent while the rest arrives, for the radix
-	 * sort to take where they lie: room for them, and for the sort's
-	 * second buffer beside them. */
+	/* A stream's words (bare keys, packed records), sent while the rest
+	 * arrives, for the radix sort to take where they lie: room for them,
+	 * and for the sort's second buffer beside them. */
 	if (clr_wanted(c->devsort, d, SIZE_MAX, true) && !dev_ahead_wanted()) {
 		const size_t ws = word_size(c->kind);
 		uint64_t most = budget_of(d, c) / 2 / ws;
