@@ -102,8 +102,9 @@ static bool by_rates(const struct thr_rates *r, uint64_t total, double elapsed)
  * it matters (an input big enough to time, and r's device measured or
  * r's choice trying it), and kept.  False where it was looked for, there
  * is none and r's choice was the device (the host sorts: a warning says
- * why, once). */
-static bool auto_device(struct thr_rates *r, uint64_t total, double elapsed)
+ * why, once).  tell: -vv says where r's rates are set aside (not at each
+ * look at a stream). */
+static bool auto_device(struct thr_rates *r, uint64_t total, double elapsed, bool tell)
 {
 	char name[sizeof r->dev], stamp[THR_STAMP_BYTES], why[512];
 	bool cpu;
@@ -125,7 +126,9 @@ static bool auto_device(struct thr_rates *r, uint64_t total, double elapsed)
 		thr_store_auto(stamp, name, cpu);
 	}
 	if (r->dev[0] && strcmp(name, r->dev)) {
-		msg_info(2, "auto: the device rates are of %s, not of its device: not taken", r->dev);
+		if (tell)
+			msg_info(2, "auto: the device rates are of %s, not of its device: not taken",
+				 r->dev);
 		r->start = r->device = r->device_at = 0;
 		r->start_ahead = false;
 		snprintf(r->dev, sizeof r->dev, "%s", name);
@@ -160,7 +163,7 @@ static void choose(const struct cls_opts *o, const struct enc_format *f, uint64_
 		thr_slot(c->slot, sizeof c->slot, f->fmt, f->indexed, f->kind);
 		thr_load(c->slot, &c->rates);
 		c->measure = true;
-		if (!auto_device(&c->rates, total, elapsed)) {
+		if (!auto_device(&c->rates, total, elapsed, tell)) {
 			host_wins = true;
 		} else if (elapsed >= 0) {
 			host_wins = thr_stream_host_wins(&c->rates, total, elapsed);

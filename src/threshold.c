@@ -59,6 +59,7 @@ static bool rate_ok(double v, double most)
  * 0. */
 static bool parse_line(const char *line, const char *slot, struct thr_rates *r)
 {
+	const size_t len = strcspn(line, "\n");
 	char name[32];
 	unsigned ahead = 2;
 	int end = 0;
@@ -67,7 +68,11 @@ static bool parse_line(const char *line, const char *slot, struct thr_rates *r)
 		   &ahead, &r->device, &r->device_at, &end) != 7 || end == 0 || strcmp(name, slot))
 		return false;
 	r->start_ahead = ahead == 1;
-	snprintf(r->dev, sizeof r->dev, "%.*s", (int)strcspn(line + end, "\n"), line + end);
+	/* No device named: the space before %n took the line end, and what
+	 * follows is the next line's. */
+	if ((size_t)end > len)
+		end = (int)len;
+	snprintf(r->dev, sizeof r->dev, "%.*s", (int)(len - (size_t)end), line + end);
 	return rate_ok(r->host, 1) && rate_ok(r->host_at, 1e15) && rate_ok(r->start, 1e3) &&
 	       ahead <= 1 && rate_ok(r->device, 1) && rate_ok(r->device_at, 1e15);
 }

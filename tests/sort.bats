@@ -561,6 +561,18 @@ craft() {
   [[ "$stderr" != *"on the host"* ]]
 }
 
+@test "a slot with no device measured names none, whatever the next slot's line says" {
+  own_cache
+  keys 20000 94
+  # The host measured, no device (a sort held there, or a machine without
+  # one), then another slot's line.
+  craft "keys32 1e-08 20000 0 0 0 0 " "kv64 1e-08 20000 0.25 0 1e-06 1e+06 a test device"
+  sorts_in -vv
+  [[ "$stderr" == *"auto, keys32: host 10 ns per record (measured up to 20000 records); device start not measured, not measured"* ]] ||
+    fail "$stderr"
+  [[ "$stderr" != *"not of its device"* ]] || fail "$stderr"
+}
+
 @test "an unsound rates entry is ignored, and the next sort replaces it" {
   local bad
   own_cache
