@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "output.h"
@@ -78,6 +77,8 @@ static void *grow_main(void *arg)
 
 	pthread_mutex_lock(&g->lock);
 	while (!g->stop) {
+		const bool to_fault =
+			g->fault && g->faulted < g->taken && g->faulted < g->fault_most;
 		uint64_t at, n;
 		double t0;
 		bool ok;
@@ -95,18 +96,11 @@ static void *grow_main(void *arg)
 			if (!ok)
 				break;
 			g->taken = at + n;
-		} else if (g->fault && g->faulted < g->taken && g->faulted < g->fault_most &&
-			   faults_held()) {
+		} else if (to_fault && faults_held()) {
 			/* A device opening: looked at again shortly. */
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += FAULT_HELD_NS;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			const struct timespec ts = deadline_in(FAULT_HELD_NS);
 			pthread_cond_timedwait(&g->more, &g->lock, &ts);
-		} else if (g->fault && g->faulted < g->taken && g->faulted < g->fault_most) {
+		} else if (to_fault) {
 			at = g->faulted;
 			n = g->taken - at < FAULT_STEP ? g->taken - at : FAULT_STEP;
 			if (n > g->fault_most - at)

@@ -95,16 +95,10 @@ static void draw(void)
 
 static void *ticker(void *arg)
 {
-	struct timespec at;
 	(void)arg;
 	pthread_mutex_lock(&pg.lock);
 	while (!pg.stop) {
-		clock_gettime(CLOCK_REALTIME, &at);
-		at.tv_nsec += TICK_NS;
-		if (at.tv_nsec >= 1000000000L) {
-			at.tv_sec++;
-			at.tv_nsec -= 1000000000L;
-		}
+		const struct timespec at = deadline_in(TICK_NS);
 		pthread_cond_timedwait(&pg.wake, &pg.lock, &at);
 		if (!pg.stop && atomic_load(&pg.phase) != PROG_NONE)
 			draw();

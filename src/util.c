@@ -100,6 +100,20 @@ void msg_info(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+struct timespec deadline_in(long ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ns / 1000000000L;
+	ts.tv_nsec += ns % 1000000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 double now_sec(void)
 {
 	struct timespec ts;

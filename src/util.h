@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 
 extern int util_verbose;
@@ -31,6 +32,9 @@ void msg_unlock(void);
 extern void (*msg_erase)(void);
 
 double now_sec(void);
+/* The wall-clock time ns nanoseconds from now, as pthread_cond_timedwait
+ * takes a deadline. */
+struct timespec deadline_in(long ns);
 
 /* malloc that reports failure with what it was for; NULL on failure. */
 void *xmalloc(size_t size, const char *what);
