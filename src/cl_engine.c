@@ -299,25 +299,15 @@ static bool is_nomem(cl_int err)
 static cl_mem take_sent(struct cle *e, size_t words, cl_int *err)
 {
 	struct dev_ctx *d = e->dev;
-	cl_mem sent = d->sent.buf, m;
+	cl_mem sent = d->sent.buf;
 
 	*err = CL_SUCCESS;
 	d->sent.buf = NULL;
 	if (sent && d->sent.cap >= words)
 		return sent;
-	m = dev_buffer(d, words * e->sh.wsize, err);
-	if (m && sent && d->sent.words <= words)
-		*err = clEnqueueCopyBuffer(d->queue, sent, m, 0, 0, d->sent.words * e->sh.wsize, 0,
-					   NULL, NULL);
-	else
+	if (!sent || d->sent.words > words)
 		d->sent.words = 0;
-	if (sent)
-		clReleaseMemObject(sent);
-	if (m && *err != CL_SUCCESS) {
-		clReleaseMemObject(m);
-		m = NULL;
-	}
-	return m;
+	return dev_regrow(d, sent, d->sent.words * e->sh.wsize, words * e->sh.wsize, err);
 }
 
 static int cle_reserve(struct cle *e, size_t words)

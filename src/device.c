@@ -79,6 +79,20 @@ cl_mem dev_buffer(struct dev_ctx *d, size_t bytes, cl_int *err)
 	return m;
 }
 
+cl_mem dev_regrow(struct dev_ctx *d, cl_mem old, size_t keep, size_t bytes, cl_int *err)
+{
+	cl_mem m = dev_buffer(d, bytes, err);
+
+	if (m && old && keep &&
+	    (*err = clEnqueueCopyBuffer(d->queue, old, m, 0, 0, keep, 0, NULL, NULL)) != CL_SUCCESS) {
+		clReleaseMemObject(m);
+		m = NULL;
+	}
+	if (old)
+		clReleaseMemObject(old);
+	return m;
+}
+
 int dev_parse_spec(const char *text, struct dev_spec *spec)
 {
 	unsigned p, d;

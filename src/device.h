@@ -142,4 +142,8 @@ int dev_fail(const char *what, cl_int err);
  * rather than in the middle of a sort.  NULL with *err set on failure. */
 cl_mem dev_buffer(struct dev_ctx *d, size_t bytes, cl_int *err);
 
+/* dev_buffer of bytes holding the first keep bytes of old (copied on d's
+ * queue), old released; old may be NULL. */
+cl_mem dev_regrow(struct dev_ctx *d, cl_mem old, size_t keep, size_t bytes, cl_int *err);
+
 #endif

@@ -50,23 +50,6 @@ void sa_end(bool complete)
 	pthread_mutex_unlock(&sa.lock);
 }
 
-/* A buffer of bytes on d holding the sent bytes of old, which is
- * released; NULL where it cannot be had. */
-static cl_mem regrow(struct dev_ctx *d, cl_mem old, size_t sent, size_t bytes)
-{
-	cl_int err;
-	cl_mem m = dev_buffer(d, bytes, &err);
-
-	if (m && old && sent &&
-	    clEnqueueCopyBuffer(d->queue, old, m, 0, 0, sent, 0, NULL, NULL) != CL_SUCCESS) {
-		clReleaseMemObject(m);
-		m = NULL;
-	}
-	if (old)
-		clReleaseMemObject(old);
-	return m;
-}
-
 /* Send records [sent, sent + chunk) of the stream, bytes of which have
  * come, to *buf on d through staging buffer slot (once ev, its last
  * upload, is done), *buf grown first where it has no room for them (*cap
@@ -84,8 +67,10 @@ static cl_int send_chunk(struct dev_ctx *d, cl_mem *buf, size_t *cap, size_t sen
 		const size_t come = (size_t)(bytes / f->rec_size);
 		size_t want = come < most / 2 ? 2 * come : most;
 		want -= want % chunk;
-		if (want < sent + chunk || !(*buf = regrow(d, *buf, sent * ws, want * ws)))
+		if (want < sent + chunk)
 			return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		if (!(*buf = dev_regrow(d, *buf, sent * ws, want * ws, &err)))
+			return err;
 		*cap = want;
 	}
 	if (*ev) {
