@@ -207,7 +207,6 @@ struct ahead {
 	const struct enc_format *f;
 	struct out_writer *out;
 	const unsigned char *data;	/* the first stream's bytes */
-	uint64_t bytes;			/* come so far */
 	struct line_ahead *lines;
 	struct key_ahead *keys;
 	unsigned streams;	/* streams that passed IN_WATCH_BYTES */
@@ -224,7 +223,7 @@ static void open_device(const struct ahead *a, const char *spec)
 	struct eng_config c;
 
 	if (a->streams == 1 && sa_applies(a->f))
-		sa_begin(a->f, a->data, a->bytes);
+		sa_begin(a->f, a->data, a->first_bytes);
 	runs_config(a->o, a->f, spec, &c);
 	eng_open_ahead(&c);
 	ka_stop(a->keys);
@@ -238,7 +237,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 
 	if (!a->streams++) {
 		a->data = data;
-		a->bytes = len;
+		a->first_bytes = len;
 	}
 	if (spec)
 		open_device(a, spec);
@@ -252,7 +251,6 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 		a->look_at = 0;
 		return;
 	}
-	a->first_bytes = len;
 	a->first_records = records;
 	a->t_first = now_sec();
 	a->look_at = spec ? 0 : LOOK_STEP((uint64_t)len);
@@ -270,7 +268,6 @@ static void stream_grew(void *ctx, uint64_t bytes)
 {
 	struct ahead *a = ctx;
 
-	a->bytes = bytes;
 	if (a->look_at && bytes >= a->look_at) {
 		const uint64_t records =
 			(uint64_t)((double)a->first_records * ((double)bytes / (double)a->first_bytes));
