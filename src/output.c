@@ -194,8 +194,9 @@ static unsigned char *take_grown_map(struct out_writer *w, size_t len, size_t *f
 	if (keep < w->grown_map_len)
 		munmap(p + keep, w->grown_map_len - keep);
 	*faulted = w->grown_faulted;
+	/* Taken: nothing left to unmap. */
 	w->grown_map = NULL;
-	w->grown_map_len = w->grown_faulted = 0;
+	drop_grown_map(w);
 	return p;
 }
 
