@@ -119,15 +119,15 @@ static void build_early(struct dev_ctx *d, void *arg)
 	/* The programs and pinned buffers made: what faults pages in beside
 	 * the read may go on (util.h). */
 	faults_hold(false);
-	/* A stream's words (bare keys, packed records), sent while the rest
-	 * arrives, for the radix sort to take where they lie: room for them,
-	 * and for the sort's second buffer beside them. */
+	/* A stream's words (bare keys, packed records, kv lines' words), sent
+	 * while the rest arrives, for the radix sort to take where they lie:
+	 * room for them, and for the sort's second buffer beside them; kv
+	 * lines' text for their gather. */
 	if (clr_wanted(c->devsort, d, SIZE_MAX, true) && !dev_ahead_wanted()) {
-		const size_t ws = word_size(c->kind);
-		uint64_t most = budget_of(d, c) / 2 / ws;
-		if (most > d->max_alloc / ws)
-			most = d->max_alloc / ws;
-		sa_send(d, (size_t)most);
+		uint64_t most = budget_of(d, c) / 2;
+		if (most > d->max_alloc)
+			most = d->max_alloc;
+		sa_send(d, most, c->lines && gathers_on(d));
 	}
 }
 
@@ -163,9 +163,13 @@ int cle_start(struct cle *e, size_t n)
 		return CLS_E_FAIL;
 	e->dev_opened = true;
 	e->base.t_ahead = d->t_ahead;
-	if (d->sent.words)
+	if (d->sent.words && !d->sent.text)
 		msg_info(2, "%zu words sent to the device in %.3f s while the stream arrived",
 			 d->sent.words, d->sent.seconds);
+	else if (d->sent.text)
+		msg_info(2, "%zu words and %llu bytes of text sent to the device in %.3f s while "
+			 "the stream arrived", d->sent.words, (unsigned long long)d->sent.text_bytes,
+			 d->sent.seconds);
 	e->open_slot = clb_instance_open(d->device, &instance);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
 	base_options(d, &e->c, instance, &e->sh, e->options, sizeof e->options);
@@ -310,6 +314,50 @@ static cl_mem take_sent(struct cle *e, size_t words, cl_int *err)
 	return dev_regrow(d, sent, d->sent.words * e->sh.wsize, words * e->sh.wsize, err);
 }
 
+/* The text a stream of kv lines sent while it arrived, dropped where the
+ * gather of its lines did not take it. */
+static void drop_sent_text(struct dev_ctx *d)
+{
+	if (d->sent.text)
+		clReleaseMemObject(d->sent.text);
+	d->sent.text = NULL;
+	d->sent.text_cap = d->sent.text_bytes = 0;
+	d->sent.text_at = NULL;
+}
+
+/* The gather's buffer for the text of l, of text_words words' worth: the
+ * one l's stream sent its text into while it arrived, where that is l's
+ * text (grown, the text sent kept, where it holds too little).  The bytes
+ * of text it holds already; 0 where it is not taken (it is dropped). */
+static uint64_t take_sent_text(struct cle *e, const struct eng_lines *l, size_t text_words)
+{
+	struct dev_ctx *d = e->dev;
+	const size_t ws = e->sh.wsize;
+	const uint64_t bytes = d->sent.text_bytes;
+	size_t cap = (size_t)(d->sent.text_cap / ws);
+	cl_mem buf = d->sent.text;
+	cl_int err = CL_SUCCESS;
+
+	if (!buf || l->text_at != d->sent.text_at || bytes > l->text_bytes) {
+		drop_sent_text(d);
+		return 0;
+	}
+	d->sent.text = NULL;
+	drop_sent_text(d);
+	if (cap < text_words) {
+		/* The copy done before the rest of the text goes up beside it. */
+		buf = dev_regrow(d, buf, (size_t)bytes, text_words * ws, &err);
+		if (!buf || clFinish(d->queue) != CL_SUCCESS) {
+			if (buf)
+				clReleaseMemObject(buf);
+			return 0;
+		}
+		cap = text_words;
+	}
+	clg_take_text(&e->gather, buf, cap);
+	return bytes;
+}
+
 static int cle_reserve(struct cle *e, size_t words)
 {
 	cl_int err;
@@ -384,6 +432,8 @@ struct beside {
 					 * own buffer, not the sort's free one */
 	const struct eng_lines *lines;
 	struct clg_lines shape;		/* lines: the gather's view of them */
+	uint64_t text_sent;		/* lines: bytes of their text on the
+					 * device already (sendahead.h) */
 };
 
 /* Chunks of whole tiles that units words' worth take. */
@@ -392,16 +442,17 @@ static size_t chunks_of(const struct cle *e, size_t units, size_t chunk_tiles)
 	return ((units + e->sh.tile - 1) / e->sh.tile + chunk_tiles - 1) / chunk_tiles;
 }
 
-/* Upload units words' worth from produce into buf, chunk by chunk, their
- * events in up (after those of the chunks before: first). */
-static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t units, size_t chunk_tiles,
-			    cl_event *up, eng_producer produce, void *ctx, int *cb)
+/* Upload units words' worth from produce into buf, chunk by chunk from
+ * chunk from on (those before it are there), their events in up (after
+ * those of the chunks before: first). */
+static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t from, size_t units,
+			    size_t chunk_tiles, cl_event *up, eng_producer produce, void *ctx, int *cb)
 {
 	const size_t chunks = chunks_of(e, units, chunk_tiles);
 	cl_int err = CL_SUCCESS;
 	size_t c;
 
-	for (c = 0; c < chunks && err == CL_SUCCESS && !*cb; c++) {
+	for (c = from; c < chunks && err == CL_SUCCESS && !*cb; c++) {
 		err = stg_upload(&e->stg, buf, first + c, stg_chunk(&e->stg, c, chunk_tiles, units), up,
 				 produce, ctx, cb);
 		clFlush(e->xfer);
@@ -418,7 +469,8 @@ static cl_int upload_beside(struct cle *e, cl_mem buf, size_t first, size_t unit
 static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer produce,
 		      const struct beside *bs, eng_consumer consume, void *ctx, bool sent)
 {
-	size_t tiles, chunk_tiles, chunks, c, c0 = 0, tiled, rchunks = 0, tchunks = 0, ochunks = 0;
+	size_t tiles, chunk_tiles, chunks, c, c0 = 0, tiled, rchunks = 0, tchunks = 0, t0 = 0;
+	size_t ochunks = 0;
 	size_t out_units = 0;
 	bool radix;
 	cl_event *up = NULL, *sorted = NULL, *down = NULL, done = NULL;
@@ -431,6 +483,8 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 		return 0;
 	if (cle_start(e, n))
 		return CLS_E_FAIL;
+	if (!bs || !bs->lines)
+		drop_sent_text(e->dev);
 	radix = radix_for(e, n);
 	/* Only the radix sort, whose passes may start at key_low, orders
 	 * words on some of their bits alone; the networks order all of
@@ -453,7 +507,7 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 	/* The whole chunks sent already, for the radix sort, which waits for
 	 * the rest only; none for a sort of other words, which write over
 	 * them. */
-	if (sent && radix && !bs && e->dev->sent.words <= n) {
+	if (sent && radix && (!bs || bs->lines) && e->dev->sent.words <= n) {
 		c0 = e->dev->sent.words / (chunk_tiles * e->sh.tile);
 		msg_info(2, "%zu words of %zu on the device already", c0 * chunk_tiles * e->sh.tile,
 			 n);
@@ -467,6 +521,14 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 		if (bs->lines) {
 			tchunks = chunks_of(e, bs->shape.text_words, chunk_tiles);
 			out_units = clg_words(bs->shape.out_bytes, e->sh.wsize);
+			/* The text's whole chunks sent while the stream arrived. */
+			t0 = (size_t)(bs->text_sent / (chunk_tiles * e->sh.tile * e->sh.wsize));
+			if (t0 > tchunks)
+				t0 = tchunks;
+			if (t0)
+				msg_info(2, "%llu bytes of text of %llu on the device already",
+					 (unsigned long long)t0 * chunk_tiles * e->sh.tile * e->sh.wsize,
+					 (unsigned long long)bs->shape.text_bytes);
 		}
 		ochunks = chunks_of(e, out_units, chunk_tiles);
 	}
@@ -527,11 +589,12 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 		clFlush(e->dev->queue);
 		what = "upload to the device";
 		if (bs->records)
-			err = upload_beside(e, e->gather.recs, chunks, bs->units, chunk_tiles, up,
+			err = upload_beside(e, e->gather.recs, chunks, 0, bs->units, chunk_tiles, up,
 					    bs->records, ctx, &cb);
 		if (err == CL_SUCCESS && !cb && bs->lines)
-			err = upload_beside(e, e->gather.text, chunks + rchunks, bs->shape.text_words,
-					    chunk_tiles, up, bs->lines->text, ctx, &cb);
+			err = upload_beside(e, e->gather.text, chunks + rchunks, t0,
+					    bs->shape.text_words, chunk_tiles, up, bs->lines->text, ctx,
+					    &cb);
 		if (cb) {
 			rc = cb;
 			goto out;
@@ -553,7 +616,8 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 		done = NULL;
 		if (err == CL_SUCCESS && bs->lines)
 			err = clg_enqueue_lines(&e->gather, e->dev->queue, result, &bs->shape,
-						(cl_uint)(rchunks + tchunks), up + chunks, &done);
+						(cl_uint)(tchunks - t0),
+						tchunks > t0 ? up + chunks + rchunks + t0 : NULL, &done);
 		else if (err == CL_SUCCESS)
 			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, bs->rec_size,
 					  (cl_uint)rchunks, up + chunks, &done);
@@ -659,7 +723,7 @@ static int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_
 			    eng_producer records, eng_consumer consume, void *ctx)
 {
 	struct cle *e = (struct cle *)base;
-	struct beside bs = { records, rec_size, 0, false, NULL, { 0, 0, 0, 0, 0 } };
+	struct beside bs = { records, rec_size, 0, false, NULL, { 0, 0, 0, 0, 0 }, 0 };
 	int rc;
 
 	if (!may_gather(e, n, &rc))
@@ -681,19 +745,25 @@ static int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_pr
 {
 	struct cle *e = (struct cle *)base;
 	const size_t ws = e->sh.wsize;
-	struct beside bs = { NULL, 0, 0, false, l, { 0, 0, 0, 0, 0 } };
+	struct beside bs = { NULL, 0, 0, false, l, { 0, 0, 0, 0, 0 }, 0 };
+	bool sent;
 	int rc;
 
 	bs.shape = (struct clg_lines){ l->n, clg_words(l->text_bytes, ws), l->text_bytes,
 				       l->out_bytes, l->eol };
-	if (!may_gather(e, l->n, &rc))
+	if (!may_gather(e, l->n, &rc) || !gather_fits(e, l->n, clg_lines_bytes(&e->gather, &bs.shape))) {
+		drop_sent_text(e->dev);
 		return rc ? rc : ENG_NO_RECORDS;
-	if (!gather_fits(e, l->n, clg_lines_bytes(&e->gather, &bs.shape)) ||
-	    clg_prepare_lines(&e->gather, &bs.shape))
+	}
+	/* The words and text a stream of them sent while it arrived, where
+	 * they are these lines'. */
+	sent = l->words && e->dev->sent.words && l->words == e->dev->sent.data;
+	bs.text_sent = take_sent_text(e, l, bs.shape.text_words);
+	if (clg_prepare_lines(&e->gather, &bs.shape))
 		return ENG_NO_RECORDS;
 	msg_info(2, "device gather: %zu lines put in order on the device, their text with them",
 		 l->n);
-	return sort_words(e, l->n, 0, produce, &bs, consume, ctx, false);
+	return sort_words(e, l->n, 0, produce, &bs, consume, ctx, sent);
 }
 
 /* The budget: -S, else a fraction of the device's memory; never more than

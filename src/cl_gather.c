@@ -116,6 +116,13 @@ uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l)
 	       ((uint64_t)l->n + 1 + line_groups(g, l) + text_groups(g, l)) * sizeof(cl_ulong);
 }
 
+void clg_take_text(struct clg *g, cl_mem buf, size_t words)
+{
+	release_mem(&g->text);
+	g->text = buf;
+	g->text_words = words;
+}
+
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l)
 {
 	cl_int err = room(g, &g->text, &g->text_words, l->text_words, g->wsize);

@@ -72,6 +72,9 @@ cl_int clg_enqueue(struct clg *g, cl_command_queue q, cl_mem sorted, cl_mem out,
 /* Device bytes the lines of l take: their text, where each starts, the
  * output and the kernels' sums. */
 uint64_t clg_lines_bytes(const struct clg *g, const struct clg_lines *l);
+/* The lines' text buffer from now: buf, of words words' worth, whose first
+ * bytes hold their text already; the one before released. */
+void clg_take_text(struct clg *g, cl_mem buf, size_t words);
 /* Room for the lines of l (clg_lines_bytes).  0, or 1 where the device
  * cannot hold them (-vv says so). */
 int clg_prepare_lines(struct clg *g, const struct clg_lines *l);

@@ -641,6 +641,8 @@ void dev_close(struct dev_ctx *d)
 	d->stage.bytes = 0;
 	if (d->sent.buf)
 		clReleaseMemObject(d->sent.buf);
+	if (d->sent.text)
+		clReleaseMemObject(d->sent.text);
 	memset(&d->sent, 0, sizeof d->sent);
 	if (d->queue)
 		clReleaseCommandQueue(d->queue);

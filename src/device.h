@@ -69,11 +69,17 @@ struct dev_ctx {
 	} stage;
 	/* A stream's first words, sent up while it arrived (sendahead.h):
 	 * buf, of cap words, holds the words of its first records at data;
-	 * words 0 where none wait.  The engine's first buffer takes buf. */
+	 * words 0 where none wait.  The engine's first buffer takes buf.  A
+	 * stream of kv lines: text, of text_cap bytes, holds the first
+	 * text_bytes of it, at text_at (NULL where none wait), for the
+	 * gather of its lines to take. */
 	struct {
 		cl_mem buf;
 		size_t cap, words;
 		const unsigned char *data;
+		cl_mem text;
+		uint64_t text_cap, text_bytes;
+		const unsigned char *text_at;
 		double seconds;		/* the sending's, from its start */
 	} sent;
 };

@@ -50,12 +50,16 @@ struct engine;
 /* kv lines that eng_sort_lines puts in order, text and all: the n lines
  * (one word each, which index them in order) of the text_bytes of text
  * fills in units, each line ending in eol but perhaps the last; out_bytes
- * what they come to, each with its line end. */
+ * what they come to, each with its line end.  words: where the words lie
+ * that the producer of words takes, where they were parsed while a stream
+ * arrived (lineahead.h), else NULL; text_at: where the text lies. */
 struct eng_lines {
 	size_t n;
 	eng_producer text;
 	uint64_t text_bytes, out_bytes;
 	unsigned char eol;
+	const void *words;
+	const unsigned char *text_at;
 };
 
 /* What each engine implements; eng_* below call them. */

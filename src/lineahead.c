@@ -24,6 +24,7 @@ struct chunk {
 	const char *start, *end;
 	size_t first;		/* index of its first line */
 	size_t lines;
+	bool done;		/* parsed */
 };
 
 struct line_ahead {
@@ -49,6 +50,8 @@ struct line_ahead {
 	size_t nq, qcap;
 	size_t next;		/* the next chunk to parse */
 	size_t parsed;		/* chunks parsed */
+	size_t in_order;	/* chunks parsed, all those before them too */
+	la_told told;		/* told of those, and of the words' end */
 	size_t lines;		/* lines counted */
 	uint64_t at;		/* bytes counted */
 	pthread_t counter, parsers[PARSERS_MAX];
@@ -87,6 +90,8 @@ static void *reserve(size_t bytes)
 /* Release a's words and line table. */
 static void unreserve(struct line_ahead *a)
 {
+	if (a->told && a->b.words)
+		a->told(NULL, 0);
 	if (a->b.words)
 		munmap(a->b.words, a->words_bytes);
 	if (a->b.lines)
@@ -149,7 +154,7 @@ static void *count_main(void *arg)
 			a->failed = true;
 			break;
 		}
-		a->q[a->nq++] = (struct chunk){ p, end, a->lines, n };
+		a->q[a->nq++] = (struct chunk){ p, end, a->lines, n, false };
 		a->lines += n;
 		a->at += (uint64_t)(end - p);
 		pthread_cond_broadcast(&a->change);
@@ -158,6 +163,18 @@ static void *count_main(void *arg)
 	pthread_cond_broadcast(&a->change);
 	pthread_mutex_unlock(&a->lock);
 	return NULL;
+}
+
+/* With the lock held, a chunk parsed: where the chunks parsed in order
+ * are more, told so. */
+static void tell_in_order(struct line_ahead *a)
+{
+	const size_t was = a->in_order;
+
+	while (a->in_order < a->nq && a->q[a->in_order].done)
+		a->in_order++;
+	if (a->told && a->in_order > was)
+		a->told(a->b.words, a->q[a->in_order - 1].first + a->q[a->in_order - 1].lines);
 }
 
 /* Parses counted chunks, whichever comes next. */
@@ -169,6 +186,7 @@ static void *parse_main(void *arg)
 	for (;;) {
 		struct enc_block *blocks = NULL;
 		struct chunk c;
+		size_t at;
 		double t0;
 		bool ok;
 
@@ -178,7 +196,8 @@ static void *parse_main(void *arg)
 			pthread_cond_wait(&a->change, &a->lock);
 			continue;
 		}
-		c = a->q[a->next++];
+		at = a->next++;
+		c = a->q[at];
 		pthread_mutex_unlock(&a->lock);
 		t0 = now_sec();
 		ok = enc_kv_parse(a->f, &a->b, c.start, c.end, c.first, c.lines, &blocks);
@@ -193,8 +212,11 @@ static void *parse_main(void *arg)
 		}
 		a->t_parse += t0;
 		a->parsed++;
+		a->q[at].done = true;
 		if (!ok)
 			a->failed = true;
+		else
+			tell_in_order(a);
 		pthread_cond_broadcast(&a->change);
 	}
 	pthread_mutex_unlock(&a->lock);
@@ -225,7 +247,7 @@ static void end_at(struct line_ahead *a, uint64_t size)
 }
 
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    uint64_t whole, uint64_t max_lines)
+			    uint64_t whole, uint64_t max_lines, la_told told)
 {
 	const size_t ws = word_size(f->kind);
 	const unsigned want = parsers_for(f, whole);
@@ -237,6 +259,7 @@ struct line_ahead *la_start(const struct enc_format *f, const unsigned char *dat
 	a->f = f;
 	a->data = (const char *)data;
 	a->whole = whole != 0;
+	a->told = told;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->change, NULL);
 	arriving_init(&a->in, len);

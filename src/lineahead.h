@@ -26,14 +26,20 @@ struct line_ahead;
  * device starts). */
 bool la_applies(const struct enc_format *f, bool stream);
 
+/* Told, under the parse's lock, that the words of the first lines lines,
+ * at words, are parsed; words NULL: they are about to go, and nothing may
+ * read them once it returns. */
+typedef void (*la_told)(const void *words, size_t lines);
+
 /* Start parsing the lines of the input at data, which has len bytes so
  * far, into words and tables for at most max_lines lines (reserved, taken
  * as lines come).  whole: not 0 where the input is all there (a file), and
- * holds that many lines.  NULL where they would not fit, the memory cannot
- * be reserved or the threads cannot start (nothing is said: the lines are
- * parsed as usual). */
+ * holds that many lines.  told (may be NULL): told as lines are parsed in
+ * order.  NULL where they would not fit, the memory cannot be reserved or
+ * the threads cannot start (nothing is said: the lines are parsed as
+ * usual). */
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
-			    uint64_t whole, uint64_t max_lines);
+			    uint64_t whole, uint64_t max_lines, la_told told);
 
 /* The stream has delivered bytes in all.  Returns at once (on the reading
  * thread); a stopped or NULL a is not told. */

@@ -255,7 +255,7 @@ static void open_ahead(void *ctx, const unsigned char *data, size_t len)
 	a->t_first = now_sec();
 	a->look_at = spec ? 0 : LOOK_STEP((uint64_t)len);
 	if (!a->o->header && la_applies(a->f, true))
-		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f));
+		a->lines = la_start(a->f, data, len, 0, runs_lines_ahead(a->o, a->f), sa_parsed);
 	if (!spec && ka_applies(a->f))
 		a->keys = ka_start(a->f, data, len, KA_SEG);
 }

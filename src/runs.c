@@ -688,7 +688,7 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	if (!eng_is_host(choice.device) && !f->ahead && in->count == 1 && !in->files[0].stream &&
 	    total && la_applies(f, false))
 		own = la_start(f, in->files[0].data, in->files[0].size, total,
-			       runs_lines_ahead(o, f));
+			       runs_lines_ahead(o, f), NULL);
 	/* Starting a device takes a while: have the input's pages and the
 	 * output's blocks ready by then.  The host engine starts at once;
 	 * on HOST_MAP_THREADS threads or more it maps a large output all the

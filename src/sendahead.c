@@ -2,6 +2,7 @@
 #include "sendahead.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #include "arriving.h"
 #include "util.h"
@@ -9,15 +10,19 @@
 /* Once a process, as the device opened ahead. */
 static struct {
 	pthread_mutex_t lock;
+	pthread_cond_t idle;	/* copying went false */
 	struct arriving in;	/* the stream's bytes */
 	const struct enc_format *f;
 	const unsigned char *data;
+	const unsigned char *words;	/* kv lines' words parsed ahead */
+	size_t lines;		/* of them, those parsed in order */
 	bool begun, ended, complete;
-} sa = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	bool copying;		/* the sender reads data or words */
+} sa = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
 bool sa_applies(const struct enc_format *f)
 {
-	return enc_words_in_place(f);
+	return enc_words_in_place(f) || f->fmt == CLS_FMT_KV;
 }
 
 void sa_begin(const struct enc_format *f, const unsigned char *data, uint64_t len)
@@ -38,6 +43,25 @@ void sa_grow(uint64_t bytes)
 		arriving_tell(&sa.in, &sa.lock, bytes);
 }
 
+/* With the lock held: once nothing reads data or words. */
+static void wait_idle(void)
+{
+	while (sa.copying)
+		pthread_cond_wait(&sa.idle, &sa.lock);
+}
+
+void sa_parsed(const void *words, size_t lines)
+{
+	pthread_mutex_lock(&sa.lock);
+	sa.words = words;
+	sa.lines = words ? lines : 0;
+	if (sa.begun)
+		arriving_wake(&sa.in);
+	if (!words)
+		wait_idle();
+	pthread_mutex_unlock(&sa.lock);
+}
+
 void sa_end(bool complete)
 {
 	pthread_mutex_lock(&sa.lock);
@@ -47,93 +71,192 @@ void sa_end(bool complete)
 		if (sa.begun)
 			arriving_wake(&sa.in);
 	}
+	wait_idle();
 	pthread_mutex_unlock(&sa.lock);
 }
 
-/* Send records [sent, sent + chunk) of the stream, bytes of which have
- * come, to *buf on d through staging buffer slot (once ev, its last
- * upload, is done), *buf grown first where it has no room for them (*cap
- * words, at most most). */
-static cl_int send_chunk(struct dev_ctx *d, cl_mem *buf, size_t *cap, size_t sent, size_t chunk,
-			 uint64_t bytes, size_t most, size_t slot, cl_event *ev)
+/* What a staging buffer's worth sent takes from: the stream's records
+ * encoded (KEYS), its bytes as they are (TEXT), or its lines' words
+ * (WORDS). */
+enum piece { KEYS, TEXT, WORDS };
+
+/* A device buffer of cap bytes that the first sent bytes went into. */
+struct target {
+	cl_mem buf;
+	uint64_t cap, sent;
+};
+
+/* t with room for chunk bytes more: where it has not, grown to twice come
+ * (bytes come so far: a stream that came this far is taken to come as far
+ * again), in whole chunks, at most most. */
+static cl_int room(struct dev_ctx *d, struct target *t, size_t chunk, uint64_t come, uint64_t most)
+{
+	uint64_t want = come < most / 2 ? 2 * come : most;
+	cl_int err = CL_SUCCESS;
+
+	if (t->sent + chunk <= t->cap)
+		return CL_SUCCESS;
+	want -= want % chunk;
+	if (want < t->sent + chunk)
+		return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+	if (!(t->buf = dev_regrow(d, t->buf, (size_t)t->sent, (size_t)want, &err)))
+		return err;
+	t->cap = want;
+	return CL_SUCCESS;
+}
+
+/* Fill staging buffer host with the next chunk bytes of what from t->sent
+ * on, with copying raised (the lock not held). */
+static void copy_piece(enum piece what, const struct target *t, size_t chunk, void *host)
 {
 	const struct enc_format *f = sa.f;
 	const size_t ws = word_size(f->kind);
-	cl_int err = CL_SUCCESS;
 
-	/* Room for twice what has come: a stream that came this far is
-	 * taken to come as far again. */
-	if (sent + chunk > *cap) {
-		const size_t come = (size_t)(bytes / f->rec_size);
-		size_t want = come < most / 2 ? 2 * come : most;
-		want -= want % chunk;
-		if (want < sent + chunk)
-			return CL_MEM_OBJECT_ALLOCATION_FAILURE;
-		if (!(*buf = dev_regrow(d, *buf, sent * ws, want * ws, &err)))
-			return err;
-		*cap = want;
+	switch (what) {
+	case KEYS:
+		enc_words_of(f, sa.data + t->sent / ws * f->rec_size, chunk / ws, host);
+		break;
+	case TEXT:
+		memcpy(host, sa.data + t->sent, chunk);
+		break;
+	case WORDS:
+		memcpy(host, sa.words + t->sent, chunk);
+		break;
 	}
-	if (*ev) {
+}
+
+/* Send what's next chunk bytes to t through staging buffer slot, once
+ * *ev (its last upload) is done, t grown first where it has no room (come:
+ * bytes of what come so far).  With the lock held; it is let go meanwhile.
+ * CL_SUCCESS with t->sent as it was where the stream ended or the words
+ * went meanwhile. */
+static cl_int send_piece(struct dev_ctx *d, enum piece what, struct target *t, uint64_t come,
+			 uint64_t most, size_t slot, cl_event *ev)
+{
+	const size_t chunk = d->stage.bytes;
+	cl_int err;
+
+	pthread_mutex_unlock(&sa.lock);
+	err = room(d, t, chunk, come, most);
+	if (err == CL_SUCCESS && *ev) {
 		err = clWaitForEvents(1, ev);
 		clReleaseEvent(*ev);
 		*ev = NULL;
 	}
-	if (err != CL_SUCCESS)
+	pthread_mutex_lock(&sa.lock);
+	if (err != CL_SUCCESS || sa.ended || (what == WORDS && !sa.words))
 		return err;
-	enc_words_of(f, sa.data + sent * f->rec_size, chunk, d->stage.host[slot]);
-	err = clEnqueueWriteBuffer(d->queue, *buf, CL_FALSE, sent * ws, chunk * ws,
+	sa.copying = true;
+	pthread_mutex_unlock(&sa.lock);
+	copy_piece(what, t, chunk, d->stage.host[slot]);
+	err = clEnqueueWriteBuffer(d->queue, t->buf, CL_FALSE, (size_t)t->sent, chunk,
 				   d->stage.host[slot], 0, NULL, ev);
 	clFlush(d->queue);
+	pthread_mutex_lock(&sa.lock);
+	sa.copying = false;
+	pthread_cond_broadcast(&sa.idle);
+	if (err == CL_SUCCESS)
+		t->sent += chunk;
 	return err;
 }
 
-void sa_send(struct dev_ctx *d, size_t most)
+/* With the lock held, where the stream has delivered bytes: what to send
+ * next, and how many bytes of it have come (*come); false where nothing
+ * has a chunk's worth yet.  Text first: the words come behind it. */
+static bool next_piece(const struct target *words, const struct target *text, bool lines,
+		       size_t chunk, uint64_t bytes, enum piece *what, uint64_t *come)
+{
+	const size_t ws = word_size(sa.f->kind);
+
+	if (lines && bytes >= text->sent + chunk) {
+		*what = TEXT;
+		*come = bytes;
+		return true;
+	}
+	*come = lines ? (sa.words ? (uint64_t)sa.lines * ws : 0) : bytes / sa.f->rec_size * ws;
+	*what = lines ? WORDS : KEYS;
+	return *come >= words->sent + chunk;
+}
+
+/* Release t's buffer, where it has one. */
+static void drop(struct target *t)
+{
+	if (t->buf)
+		clReleaseMemObject(t->buf);
+	memset(t, 0, sizeof *t);
+}
+
+void sa_send(struct dev_ctx *d, uint64_t most, bool text)
 {
 	cl_event ev[DEV_STAGE] = { NULL };
-	cl_mem buf = NULL;
+	struct target words = { NULL, 0, 0 }, txt = { NULL, 0, 0 };
 	cl_int err = CL_SUCCESS;
-	size_t chunk, sent = 0, cap = 0, slot = 0, i;
-	bool complete = false;
+	size_t slot = 0, i, ws;
+	bool complete = false, lines;
+	const unsigned char *words_at = NULL;
 	const double t0 = now_sec();
 
 	pthread_mutex_lock(&sa.lock);
-	if (!sa.begun || !d->stage.bytes) {
+	lines = sa.begun && sa.f->fmt == CLS_FMT_KV;
+	/* kv lines' words and text only for the device that puts the lines
+	 * in order: another sort sends its own. */
+	if (!sa.begun || !d->stage.bytes || (lines && !text)) {
 		pthread_mutex_unlock(&sa.lock);
 		return;
 	}
-	chunk = d->stage.bytes / word_size(sa.f->kind);
+	ws = word_size(sa.f->kind);
 	for (;;) {
 		const uint64_t bytes = arriving_seen(&sa.in);
+		enum piece what;
+		uint64_t come;
+		struct target *t;
+
 		if (sa.ended) {
 			complete = sa.complete;
 			break;
 		}
-		if (bytes / sa.f->rec_size < sent + chunk) {
+		if (!next_piece(&words, &txt, lines, d->stage.bytes, bytes, &what, &come)) {
 			arriving_wait(&sa.in, &sa.lock, bytes);
 			continue;
 		}
-		pthread_mutex_unlock(&sa.lock);
-		err = send_chunk(d, &buf, &cap, sent, chunk, bytes, most, slot, &ev[slot]);
-		pthread_mutex_lock(&sa.lock);
+		t = what == TEXT ? &txt : &words;
+		/* The words sent so far are those of the words now parsed. */
+		if (what == WORDS)
+			words_at = sa.words;
+		err = send_piece(d, what, t, come, most, slot, &ev[slot]);
 		if (err != CL_SUCCESS)
 			break;
-		sent += chunk;
 		slot = (slot + 1) % DEV_STAGE;
 	}
+	/* Lines' words that went meanwhile are not the sort's. */
+	if (lines && sa.words != words_at)
+		words.sent = 0;
 	pthread_mutex_unlock(&sa.lock);
-	if (buf && clFinish(d->queue) != CL_SUCCESS)
+	if ((words.buf || txt.buf) && clFinish(d->queue) != CL_SUCCESS)
 		err = CL_OUT_OF_RESOURCES;
 	for (i = 0; i < DEV_STAGE; i++)
 		if (ev[i])
 			clReleaseEvent(ev[i]);
-	if (!complete || err != CL_SUCCESS || !sent) {
-		if (buf)
-			clReleaseMemObject(buf);
+	if (!complete || err != CL_SUCCESS) {
+		drop(&words);
+		drop(&txt);
 		return;
 	}
-	d->sent.buf = buf;
-	d->sent.cap = cap;
-	d->sent.words = sent;
-	d->sent.data = sa.data;
+	if (words.sent) {
+		d->sent.buf = words.buf;
+		d->sent.cap = (size_t)(words.cap / ws);
+		d->sent.words = (size_t)(words.sent / ws);
+		d->sent.data = lines ? words_at : sa.data;
+	} else {
+		drop(&words);
+	}
+	if (txt.sent) {
+		d->sent.text = txt.buf;
+		d->sent.text_cap = txt.cap;
+		d->sent.text_bytes = txt.sent;
+		d->sent.text_at = sa.data;
+	} else {
+		drop(&txt);
+	}
 	d->sent.seconds = now_sec() - t0;
 }

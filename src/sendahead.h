@@ -8,7 +8,11 @@
  * until the stream is complete.  The sort of that stream, one run of all of it,
  * then sends only the rest (cl_engine.c).  On an H200 machine the staging
  * and upload of 4 GiB of u32 keys took 0.15-0.19 s after the stream's
- * last byte, of 0.4-0.55 s in all from it to the answer. */
+ * last byte, of 0.4-0.55 s in all from it to the answer.
+ *
+ * A stream of kv lines sends its text as it comes, for the device that
+ * puts the lines in order to take, and the words of the lines parsed so
+ * far (lineahead.h) as their parse reaches them, in order. */
 #ifndef CLSORT_SENDAHEAD_H
 #define CLSORT_SENDAHEAD_H
 
@@ -19,8 +23,8 @@
 #include "device.h"
 #include "encode.h"
 
-/* Whether a stream of f's records may be sent ahead: bare keys, or
- * records packed in words as wide (enc_words_in_place). */
+/* Whether a stream of f's records may be sent ahead: bare keys, records
+ * packed in words as wide (enc_words_in_place), or kv lines. */
 bool sa_applies(const struct enc_format *f);
 
 /* The stream of f's records at data has delivered len bytes, and its
@@ -29,16 +33,24 @@ bool sa_applies(const struct enc_format *f);
 void sa_begin(const struct enc_format *f, const unsigned char *data, uint64_t len);
 void sa_grow(uint64_t bytes);
 
+/* The words of the stream's first lines lines, at words, are parsed
+ * (lineahead.h); words NULL: they are about to go, and nothing reads them
+ * once this returns. */
+void sa_parsed(const void *words, size_t lines);
+
 /* The stream is complete (its bytes stay where they are for its sort) or
  * not (they leave that memory, or another input comes): what was sent is
- * kept for the sort, or dropped.  Before the sort opens the device, whose
- * open waits for sa_send to return. */
+ * kept for the sort, or dropped.  Nothing reads the stream's bytes once
+ * this returns.  Before the sort opens the device, whose open waits for
+ * sa_send to return. */
 void sa_end(bool complete);
 
 /* On the thread of dev_open_ahead, with d open and its staging buffers
- * made: send the stream's records to d as they come, into a buffer of at
- * most most words, until sa_end; then leave them in d->sent, where the
- * stream is complete and all of it came within most words. */
-void sa_send(struct dev_ctx *d, size_t most);
+ * made: send the stream's words to d as they come, into a buffer of at
+ * most most bytes, and with text (kv lines whose device puts them in
+ * order) their text into another as large, until sa_end; then leave them
+ * in d->sent, where the stream is complete and all of it came within
+ * most. */
+void sa_send(struct dev_ctx *d, uint64_t most, bool text);
 
 #endif

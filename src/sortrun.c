@@ -305,7 +305,7 @@ static int sort_lines(struct engine *e, const struct enc_format *f, const struct
 	 * without it gets one. */
 	io->out_bytes = sl->len + (sl->len && io->text[sl->len - 1] != (unsigned char)f->eol);
 	l = (struct eng_lines){ b->n, produce_text, io->text_bytes, io->out_bytes,
-				(unsigned char)f->eol };
+				(unsigned char)f->eol, b->lent ? b->words : NULL, io->text };
 	return eng_sort_lines(e, &l, produce, consume_text, io);
 }
 

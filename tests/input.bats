@@ -192,6 +192,38 @@ sent_in_pieces() {
   [ ! -e "$T/got2" ]
 }
 
+@test "a stream of kv lines: their words and text sent to the device while they arrive" {
+  # The CPU device made to put lines in order (CLSORT_DEVICE_GATHER=1), on
+  # its radix sort, which takes the words sent; the gather takes the text.
+  # 4500000 lines, 36 MB of u32 keys' words, 72 MB of u64 keys': the text's
+  # first three 16 MiB staging buffers' worth come before the pause at 50
+  # MiB, the words' first once 2097152 lines (1048576) are parsed.
+  export CLSORT_DEVICE_GATHER=1
+  "$REFSORT" gen-kv 4500000 7 u32 rand 4 > "$T/kv"
+  for opts in "-f kv -k u32" "-f kv -r -s -k u32" "-f kv -k i64 -r"; do
+    "$CLSORT" -d host $opts "$T/kv" > "$T/want"
+    sent_in_pieces "$T/kv" | "$CLSORT" "${DEV[@]}" --device-sort=radix -vv $opts > "$T/got" 2> "$T/err" ||
+      fail "$opts: $(cat "$T/err")"
+    cmp "$T/want" "$T/got" || fail "$opts: not the file's sort"
+    grep -q "^clsort: [1-9][0-9]* words and 50331648 bytes of text sent to the device in [0-9.]* s while the stream arrived\$" \
+      "$T/err" || fail "$opts: $(cat "$T/err")"
+    grep -q "^clsort: [1-9][0-9]* words of 4500000 on the device already\$" "$T/err" || fail "$opts: $(cat "$T/err")"
+    grep -q "^clsort: 50331648 bytes of text of $(stat -c %s "$T/kv") on the device already\$" "$T/err" ||
+      fail "$opts: $(cat "$T/err")"
+  done
+  # Lines the host puts in order (no gather on the device): none sent.
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  sent_in_pieces "$T/kv" | CLSORT_DEVICE_GATHER=0 "$CLSORT" "${DEV[@]}" --device-sort=radix -vv -f kv \
+    > "$T/got" 2> "$T/err" || fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'sent to the device\|on the device already' "$T/err" || fail "$(cat "$T/err")"
+  # More than the device's budget holds in one run: nothing kept.
+  sent_in_pieces "$T/kv" | "$CLSORT" "${DEV[@]}" --device-sort=radix -S 8M -vv -f kv > "$T/got" 2> "$T/err" ||
+    fail "$(cat "$T/err")"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'sent to the device\|on the device already' "$T/err" || fail "$(cat "$T/err")"
+}
+
 @test "a stream's output faulted in while the device sorts: the file's bytes in every format" {
   # Over 8 MiB each: the device opened while the stream arrives, whose
   # output's pages are then not faulted in when it is mapped.
