@@ -162,20 +162,21 @@ static cl_int send_piece(struct dev_ctx *d, enum piece what, struct target *t, u
 
 /* With the lock held, where the stream has delivered bytes: what to send
  * next, and how many bytes of it have come (*come); false where nothing
- * has a chunk's worth yet.  Text first: the words come behind it. */
+ * has a chunk's worth yet.  Words first: after the last byte, the words
+ * that are left are staged and sent before the sort starts, the text that
+ * is left while it sorts. */
 static bool next_piece(const struct target *words, const struct target *text, bool lines,
 		       size_t chunk, uint64_t bytes, enum piece *what, uint64_t *come)
 {
 	const size_t ws = word_size(sa.f->kind);
 
-	if (lines && bytes >= text->sent + chunk) {
-		*what = TEXT;
-		*come = bytes;
-		return true;
-	}
 	*come = lines ? (sa.words ? (uint64_t)sa.lines * ws : 0) : bytes / sa.f->rec_size * ws;
 	*what = lines ? WORDS : KEYS;
-	return *come >= words->sent + chunk;
+	if (*come >= words->sent + chunk)
+		return true;
+	*what = TEXT;
+	*come = bytes;
+	return lines && bytes >= text->sent + chunk;
 }
 
 /* Release t's buffer, where it has one. */
