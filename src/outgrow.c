@@ -38,7 +38,7 @@ struct out_grow {
 	uint64_t want;		/* the output bytes the stream stands for so far */
 	uint64_t taken;		/* bytes of room taken from start on */
 	bool fault;		/* their pages faulted in behind them... */
-	uint64_t faulted;	/* ...bytes from start on so far... */
+	uint64_t faulted;	/* ...bytes of map so far, whole pages... */
 	uint64_t fault_most;	/* ...up to this many */
 	bool stop;
 	pthread_mutex_t lock;
@@ -49,16 +49,18 @@ struct out_grow {
 	double t_fault;		/* seconds faulting pages in */
 };
 
-/* The pages of room [at, at + n) faulted in for writing, through the
- * mapping the sort will write through (out_map takes it): whole pages only,
- * since the first may hold what standard output held before the output's
- * start.  The mapping reaches past the file's end, up to the most faulted
- * in, and is made on the first call.  False where they could not be (a
- * file that cannot be mapped for writing). */
+/* The pages [at, at + n) of the mapping the sort will write through
+ * (out_map takes it) faulted in for writing, at and n whole pages: the
+ * room's bytes from at - lead on (lead: where in its first page the output
+ * starts), not the first page where it holds what standard output held
+ * before the output's start.  The mapping reaches past the file's end, up
+ * to the most faulted in, and is made on the first call.  False where they
+ * could not be (a file that cannot be mapped for writing). */
 static bool fault_room(struct out_grow *g, uint64_t at, uint64_t n)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const uint64_t lead = g->start % page;
+	const uint64_t from = at == 0 && lead ? page : at;
 
 	if (!g->map) {
 		void *p = mmap(NULL, (size_t)(lead + g->fault_most), PROT_READ | PROT_WRITE,
@@ -68,17 +70,22 @@ static bool fault_room(struct out_grow *g, uint64_t at, uint64_t n)
 		g->map = p;
 		g->map_len = (size_t)(lead + g->fault_most);
 	}
-	return populate_range(g->map + lead + at, (size_t)n);
+	return from >= at + n || populate_range(g->map + from, (size_t)(at + n - from));
 }
 
 static void *grow_main(void *arg)
 {
 	struct out_grow *g = arg;
 
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const uint64_t lead = g->start % page;
+
 	pthread_mutex_lock(&g->lock);
 	while (!g->stop) {
-		const bool to_fault =
-			g->fault && g->faulted < g->taken && g->faulted < g->fault_most;
+		/* Whole pages of room not faulted in yet (faulted counts the
+		 * mapping's bytes, from the output's first page). */
+		const uint64_t room = (lead + g->taken) / page * page;
+		const bool to_fault = g->fault && g->faulted < room && g->faulted < g->fault_most;
 		uint64_t at, n;
 		double t0;
 		bool ok;
@@ -102,7 +109,7 @@ static void *grow_main(void *arg)
 			pthread_cond_timedwait(&g->more, &g->lock, &ts);
 		} else if (to_fault) {
 			at = g->faulted;
-			n = g->taken - at < FAULT_STEP ? g->taken - at : FAULT_STEP;
+			n = room - at < FAULT_STEP ? room - at : FAULT_STEP;
 			if (n > g->fault_most - at)
 				n = g->fault_most - at;
 			pthread_mutex_unlock(&g->lock);
@@ -181,6 +188,7 @@ void out_grow(struct out_writer *w, uint64_t bytes, unsigned threads)
 
 void out_grow_end(struct out_writer *w)
 {
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct out_grow *g = w->grow;
 	struct stat st;
 
@@ -196,7 +204,9 @@ void out_grow_end(struct out_writer *w)
 	w->grow = NULL;
 	w->grown_map = g->map;
 	w->grown_map_len = g->map_len;
-	w->grown_faulted = (size_t)g->faulted;
+	/* The output's bytes in the pages faulted in (the first page's
+	 * lead is what came before it). */
+	w->grown_faulted = g->faulted > g->start % page ? (size_t)(g->faulted - g->start % page) : 0;
 	/* The file's length says what was taken, a failed step's part too:
 	 * the end cuts it back to the data. */
 	w->grown = true;
@@ -208,9 +218,9 @@ void out_grow_end(struct out_writer *w)
 		tmp_guard_stdout(-1);
 	msg_info(2, "output: room for %llu bytes taken in %.3f s while the input arrived",
 		 (unsigned long long)g->taken, g->t);
-	if (g->faulted)
-		msg_info(2, "output: %llu bytes of its pages faulted in in %.3f s while the input "
-			    "arrived", (unsigned long long)g->faulted, g->t_fault);
+	if (w->grown_faulted)
+		msg_info(2, "output: %zu bytes of its pages faulted in in %.3f s while the input "
+			    "arrived", w->grown_faulted, g->t_fault);
 	pthread_cond_destroy(&g->more);
 	pthread_mutex_destroy(&g->lock);
 	free(g);

@@ -582,6 +582,21 @@ paused() {
   tail -c +40000001 "$1"
 }
 
+@test "a stream's output pages faulted in while it arrives, room of any length: kv lines" {
+  # kv lines' room is a byte more than what came (a last line may lack its
+  # end): the pages are faulted in whole, up to the room's last one, and
+  # on after more room is taken.  Pauses where 32 MiB and 80 MB have come,
+  # the room then 33554433 and 67108865 bytes long.
+  "$REFSORT" gen-kv 3000000 43 > "$T/kv"
+  [ "$(stat -c %s "$T/kv")" -gt 90000000 ] || fail "kv input under 90 MB"
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  { head -c $((32 << 20)) "$T/kv"; sleep 0.5; tail -c +$(((32 << 20) + 1)) "$T/kv" | head -c $((80000000 - (32 << 20)))
+    sleep 0.5; tail -c +80000001 "$T/kv"; } | "$CLSORT" -d host --parallel 4 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  n=$(sed -n 's/^clsort: output: \([0-9]*\) bytes of its pages faulted in in [0-9.]* s while the input arrived$/\1/p' "$T/err")
+  [ -n "$n" ] && [ "$n" -ge 67108864 ] || fail "pages faulted in for ${n:-no} bytes: $(cat "$T/err")"
+}
+
 @test "a stream's output takes its room while the stream arrives: the file's bytes, after what the shell wrote and with -o" {
   # 48 MB: past the first 8 MiB and a 32 MiB step of room.
   "$REFSORT" gen u32 12000000 42 > "$T/u32"
