@@ -224,7 +224,10 @@ void sa_send(struct dev_ctx *d, uint64_t most, bool text)
 		/* The words sent so far are those of the words now parsed. */
 		if (what == WORDS)
 			words_at = sa.words;
-		err = send_piece(d, what, t, come, most, slot, &ev[slot]);
+		/* kv lines' words take half the room of their text at most:
+		 * their gather holds them twice, the text and its lines in
+		 * order. */
+		err = send_piece(d, what, t, come, what == WORDS ? most / 2 : most, slot, &ev[slot]);
 		if (err != CL_SUCCESS)
 			break;
 		slot = (slot + 1) % DEV_STAGE;

@@ -48,9 +48,9 @@ void sa_end(bool complete);
 /* On the thread of dev_open_ahead, with d open and its staging buffers
  * made: send the stream's words to d as they come, into a buffer of at
  * most most bytes, and with text (kv lines whose device puts them in
- * order) their text into another as large, until sa_end; then leave them
- * in d->sent, where the stream is complete and all of it came within
- * most. */
+ * order) their text into another as large, their words then into half
+ * that, until sa_end; then leave them in d->sent, where the stream is
+ * complete and all of it came within those. */
 void sa_send(struct dev_ctx *d, uint64_t most, bool text);
 
 #endif
