@@ -216,13 +216,14 @@ struct ahead {
 };
 
 /* The device spec names, opened for the sort while the stream is read,
- * and the first stream's bare keys sent to it as they come; the keys no
- * longer counted for the host's sort. */
+ * and the first stream's words (and kv lines' text) sent to it as they
+ * come, where no header is cut off its start; the keys no longer counted
+ * for the host's sort. */
 static void open_device(const struct ahead *a, const char *spec)
 {
 	struct eng_config c;
 
-	if (a->streams == 1 && sa_applies(a->f))
+	if (a->streams == 1 && !a->o->header && sa_applies(a->f))
 		sa_begin(a->f, a->data, a->first_bytes);
 	runs_config(a->o, a->f, spec, &c);
 	eng_open_ahead(&c);
