@@ -105,24 +105,18 @@ static cl_int room(struct dev_ctx *d, struct target *t, size_t chunk, uint64_t c
 	return CL_SUCCESS;
 }
 
-/* Fill staging buffer host with the next chunk bytes of what from t->sent
- * on, with copying raised (the lock not held). */
-static void copy_piece(enum piece what, const struct target *t, size_t chunk, void *host)
+/* Fill staging buffer host with the next chunk bytes of what, at from,
+ * from t->sent on, with copying raised (the lock not held: from stays
+ * while it is). */
+static void copy_piece(const struct enc_format *f, enum piece what, const unsigned char *from,
+		       const struct target *t, size_t chunk, void *host)
 {
-	const struct enc_format *f = sa.f;
 	const size_t ws = word_size(f->kind);
 
-	switch (what) {
-	case KEYS:
-		enc_words_of(f, sa.data + t->sent / ws * f->rec_size, chunk / ws, host);
-		break;
-	case TEXT:
-		memcpy(host, sa.data + t->sent, chunk);
-		break;
-	case WORDS:
-		memcpy(host, sa.words + t->sent, chunk);
-		break;
-	}
+	if (what == KEYS)
+		enc_words_of(f, from + t->sent / ws * f->rec_size, chunk / ws, host);
+	else
+		memcpy(host, from + t->sent, chunk);
 }
 
 /* Send what's next chunk bytes to t through staging buffer slot, once
@@ -134,6 +128,7 @@ static cl_int send_piece(struct dev_ctx *d, enum piece what, struct target *t, u
 			 uint64_t most, size_t slot, cl_event *ev)
 {
 	const size_t chunk = d->stage.bytes;
+	const unsigned char *from;
 	cl_int err;
 
 	pthread_mutex_unlock(&sa.lock);
@@ -146,9 +141,10 @@ static cl_int send_piece(struct dev_ctx *d, enum piece what, struct target *t, u
 	pthread_mutex_lock(&sa.lock);
 	if (err != CL_SUCCESS || sa.ended || (what == WORDS && !sa.words))
 		return err;
+	from = what == WORDS ? sa.words : sa.data;
 	sa.copying = true;
 	pthread_mutex_unlock(&sa.lock);
-	copy_piece(what, t, chunk, d->stage.host[slot]);
+	copy_piece(sa.f, what, from, t, chunk, d->stage.host[slot]);
 	err = clEnqueueWriteBuffer(d->queue, t->buf, CL_FALSE, (size_t)t->sent, chunk,
 				   d->stage.host[slot], 0, NULL, ev);
 	clFlush(d->queue);
