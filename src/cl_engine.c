@@ -163,13 +163,13 @@ int cle_start(struct cle *e, size_t n)
 		return CLS_E_FAIL;
 	e->dev_opened = true;
 	e->base.t_ahead = d->t_ahead;
-	if (d->sent.words && !d->sent.text)
-		msg_info(2, "%zu words sent to the device in %.3f s while the stream arrived",
-			 d->sent.words, d->sent.seconds);
-	else if (d->sent.text)
+	if (d->sent.text)
 		msg_info(2, "%zu words and %llu bytes of text sent to the device in %.3f s while "
 			 "the stream arrived", d->sent.words, (unsigned long long)d->sent.text_bytes,
 			 d->sent.seconds);
+	else if (d->sent.words)
+		msg_info(2, "%zu words sent to the device in %.3f s while the stream arrived",
+			 d->sent.words, d->sent.seconds);
 	e->open_slot = clb_instance_open(d->device, &instance);
 	snprintf(e->base.name, sizeof e->base.name, "%s [%s]", d->name, d->platform_name);
 	base_options(d, &e->c, instance, &e->sh, e->options, sizeof e->options);
@@ -507,7 +507,7 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 	/* The whole chunks sent already, for the radix sort, which waits for
 	 * the rest only; none for a sort of other words, which write over
 	 * them. */
-	if (sent && radix && (!bs || bs->lines) && e->dev->sent.words <= n) {
+	if (sent && radix && e->dev->sent.words <= n) {
 		c0 = e->dev->sent.words / (chunk_tiles * e->sh.tile);
 		msg_info(2, "%zu words of %zu on the device already", c0 * chunk_tiles * e->sh.tile,
 			 n);

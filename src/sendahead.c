@@ -190,7 +190,7 @@ void sa_send(struct dev_ctx *d, uint64_t most, bool text)
 	cl_int err = CL_SUCCESS;
 	size_t slot = 0, i, ws;
 	bool complete = false, lines;
-	const unsigned char *words_at = NULL;
+	const unsigned char *words_at;
 	const double t0 = now_sec();
 
 	pthread_mutex_lock(&sa.lock);
@@ -217,9 +217,6 @@ void sa_send(struct dev_ctx *d, uint64_t most, bool text)
 			continue;
 		}
 		t = what == TEXT ? &txt : &words;
-		/* The words sent so far are those of the words now parsed. */
-		if (what == WORDS)
-			words_at = sa.words;
 		/* kv lines' words take half the room of their text at most:
 		 * their gather holds them twice, the text and its lines in
 		 * order. */
@@ -229,7 +226,8 @@ void sa_send(struct dev_ctx *d, uint64_t most, bool text)
 		slot = (slot + 1) % DEV_STAGE;
 	}
 	/* Lines' words that went meanwhile are not the sort's. */
-	if (lines && sa.words != words_at)
+	words_at = lines ? sa.words : sa.data;
+	if (!words_at)
 		words.sent = 0;
 	pthread_mutex_unlock(&sa.lock);
 	if ((words.buf || txt.buf) && clFinish(d->queue) != CL_SUCCESS)
@@ -246,7 +244,7 @@ void sa_send(struct dev_ctx *d, uint64_t most, bool text)
 		d->sent.buf = words.buf;
 		d->sent.cap = (size_t)(words.cap / ws);
 		d->sent.words = (size_t)(words.sent / ws);
-		d->sent.data = lines ? words_at : sa.data;
+		d->sent.data = words_at;
 	} else {
 		drop(&words);
 	}
