@@ -744,6 +744,21 @@ lines_ahead_same() {
   ! grep -q 'lines parsed' "$T/err" || fail "$(cat "$T/err")"
 }
 
+@test "kv lines left unparsed at a stream's end are shared out in small chunks" {
+  # 12 MB: the first 10 MB, then a pause in which two chunks of 4 MiB are
+  # cut and parsed, then the last 2 MB and the stream's end.  The 3.6 MB
+  # not cut by then go in chunks of 256 KiB, for the parsers to share (in
+  # one, before, parsed by one thread while the sort waited).
+  "$REFSORT" gen-kv 380000 48 > "$T/kv"
+  "$CLSORT" -d host -f kv "$T/kv" > "$T/want"
+  { head -c 10000000 "$T/kv"; sleep 1; tail -c +10000001 "$T/kv"; } |
+    "$CLSORT" -d host --parallel 8 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  local chunks
+  chunks=$(sed -n 's/.*lines parsed while the stream arrived (\([0-9]*\) chunks.*/\1/p' "$T/err")
+  [ -n "$chunks" ] && [ "$chunks" -ge 12 ] || fail "$chunks chunks: $(cat "$T/err")"
+}
+
 @test "kv lines of a file parsed while the device starts give the host's bytes" {
   "$REFSORT" gen-kv 1200000 47 > "$T/kv"
   for args in "-f kv" "-f kv -r -s" "-f kv -k str" "-f kv --header" "-t: -K 2,str -K 1,u32,r"; do
