@@ -13,7 +13,7 @@
  * bytes of each work-group's lines, line_scan turns those sums into where
  * each group's bytes start, and line_copy places its items' lines within
  * its group's by a scan in local memory, then copies each line with a
- * team of work-items. */
+ * team of work-items (its launches each take the groups from group0 on). */
 
 #if defined(GATHER) || defined(GATHER_LINES)
 #if WORD_BITS == 128
@@ -228,11 +228,11 @@ __kernel void line_sums(__global const word_t *sorted, __global const ulong *sta
  * work-items. */
 __kernel void line_copy(__global const word_t *sorted, __global const ulong *starts,
 			__global const uchar *text, __global uchar *out, __global const ulong *sums,
-			const ulong n, const uchar eol)
+			const ulong n, const uchar eol, const ulong group0)
 {
 	__local ulong part[LINES_WG];
 	__local ulong place[LINES_PER_GROUP];
-	const size_t lid = get_local_id(0), g = get_group_id(0);
+	const size_t lid = get_local_id(0), g = group0 + get_group_id(0);
 	const ulong group_first = (ulong)g * LINES_PER_GROUP;
 	const ulong first = group_first + (ulong)lid * LINES_PER_ITEM;
 	const ulong mine = first < n ? item_bytes(sorted, starts, first, n) : 0;

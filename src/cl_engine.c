@@ -473,7 +473,7 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 	size_t ochunks = 0;
 	size_t out_units = 0;
 	bool radix;
-	cl_event *up = NULL, *sorted = NULL, *down = NULL, done = NULL;
+	cl_event *up = NULL, *sorted = NULL, *down = NULL, *ready = NULL, done = NULL;
 	cl_int err = CL_SUCCESS;
 	cl_mem result;
 	int rc = CLS_E_FAIL, cb = 0;
@@ -535,7 +535,9 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 	up = calloc(chunks + rchunks + tchunks, sizeof *up);
 	sorted = calloc(chunks, sizeof *sorted);
 	down = calloc(chunks > ochunks ? chunks : ochunks, sizeof *down);
-	if (!up || !sorted || !down) {
+	if (bs && bs->lines)
+		ready = calloc(ochunks, sizeof *ready);
+	if (!up || !sorted || !down || (bs && bs->lines && !ready)) {
 		msg_err("out of memory");
 		goto out;
 	}
@@ -614,23 +616,28 @@ static int sort_words(struct cle *e, size_t n, unsigned key_low, eng_producer pr
 		if (done)
 			clReleaseEvent(done);
 		done = NULL;
+		/* Each chunk of the lines comes down once the piece of their
+		 * copy that ends it is done. */
 		if (err == CL_SUCCESS && bs->lines)
 			err = clg_enqueue_lines(&e->gather, e->dev->queue, result, &bs->shape,
 						(cl_uint)(tchunks - t0),
-						tchunks > t0 ? up + chunks + rchunks + t0 : NULL, &done);
+						tchunks > t0 ? up + chunks + rchunks + t0 : NULL,
+						chunk_tiles * e->sh.tile * e->sh.wsize, ochunks, ready,
+						e->dev->profiling ? cle_record_kernel : NULL, e);
 		else if (err == CL_SUCCESS)
 			err = clg_enqueue(&e->gather, e->dev->queue, result, out, n, bs->rec_size,
 					  (cl_uint)rchunks, up + chunks, &done);
-		if (err == CL_SUCCESS && e->dev->profiling)
-			cle_record_event(e, bs->lines ? e->gather.line_copy : e->gather.kernel, done);
+		if (err == CL_SUCCESS && e->dev->profiling && !bs->lines)
+			cle_record_event(e, e->gather.kernel, done);
 		result = out;
 	}
 	/* Down come the records (or lines), after their gather, or the
 	 * words: after the radix sort, or chunk by chunk as the networks sort
 	 * them. */
 	if (bs)
-		rc = cle_finish(e, err, what, result, 0, out_units, chunk_tiles, ochunks, &done, false,
-				up, chunks + rchunks + tchunks, down, consume, ctx);
+		rc = cle_finish(e, err, what, result, 0, out_units, chunk_tiles, ochunks,
+				bs->lines ? ready : &done, bs->lines != NULL, up,
+				chunks + rchunks + tchunks, down, consume, ctx);
 	else
 		rc = cle_finish(e, err, what, result, 0, n, chunk_tiles, chunks, radix ? &done : sorted,
 				!radix, up, chunks, down, consume, ctx);
@@ -646,6 +653,9 @@ out:
 		stg_release_events(sorted, chunks);
 	if (down)
 		stg_release_events(down, chunks > ochunks ? chunks : ochunks);
+	if (ready)
+		stg_release_events(ready, ochunks);
+	free(ready);
 	free(up);
 	free(sorted);
 	free(down);

@@ -2,6 +2,7 @@
 #include "cl_gather.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cl_build.h"
@@ -190,8 +191,61 @@ static cl_int run_after(struct clg *g, cl_command_queue q, cl_kernel k, size_t g
 	return err;
 }
 
+/* The copy of the lines goes in this many pieces at the most: the
+ * download of the output's first chunks waits for the first piece alone.
+ * In one, 1 GB of kv lines' copy took an H200 7.4 ms before their download
+ * (22 ms) began. */
+#define COPY_PIECES 16
+
+/* Enqueue the copy of l's lines, once the places are found (after ev,
+ * the sums' scan), in pieces of the line groups: sums[], read back, says
+ * where each group's bytes start in the output, and so which piece
+ * completes each chunk of it (ready). */
+static cl_int copy_in_pieces(struct clg *g, cl_command_queue q, const struct clg_lines *l,
+			     cl_event ev, size_t chunk_bytes, size_t nchunks, cl_event *ready,
+			     clg_record record, void *ctx)
+{
+	const size_t lgroups = line_groups(g, l), local = g->lines_wg;
+	const size_t pieces = lgroups < COPY_PIECES ? lgroups : COPY_PIECES;
+	cl_ulong *sums = malloc(lgroups * sizeof *sums);
+	cl_event piece[COPY_PIECES] = { NULL };
+	cl_int err;
+	size_t p, c;
+
+	if (!sums)
+		return CL_OUT_OF_HOST_MEMORY;
+	err = clEnqueueReadBuffer(q, g->sums, CL_TRUE, 0, lgroups * sizeof *sums, sums, 1, &ev,
+				  NULL);
+	for (p = 0; p < pieces && err == CL_SUCCESS; p++) {
+		const cl_ulong g0 = lgroups * p / pieces;
+		const size_t global = (lgroups * (p + 1) / pieces - g0) * local;
+		err = clSetKernelArg(g->line_copy, 7, sizeof g0, &g0);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(q, g->line_copy, 1, NULL, &global, &local, 0, NULL,
+						     &piece[p]);
+		if (err == CL_SUCCESS && record)
+			record(ctx, g->line_copy, piece[p]);
+	}
+	/* Chunk c is whole once the piece that holds its last byte is: the
+	 * pieces run in order. */
+	for (c = 0, p = 0; c < nchunks && err == CL_SUCCESS; c++) {
+		const uint64_t end = (uint64_t)(c + 1) * chunk_bytes;
+		while (p + 1 < pieces && sums[lgroups * (p + 1) / pieces] < end)
+			p++;
+		ready[c] = piece[p];
+		clRetainEvent(ready[c]);
+	}
+	for (p = 0; p < pieces; p++)
+		if (piece[p])
+			clReleaseEvent(piece[p]);
+	free(sums);
+	clFlush(q);
+	return err;
+}
+
 cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
-			 cl_uint nwait, const cl_event *wait, cl_event *done)
+			 cl_uint nwait, const cl_event *wait, size_t chunk_bytes, size_t nchunks,
+			 cl_event *ready, clg_record record, void *ctx)
 {
 	const cl_ulong n = l->n, lgroups = line_groups(g, l), tgroups = text_groups(g, l);
 	const cl_ulong bytes = l->text_bytes;
@@ -243,8 +297,9 @@ cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const
 	err |= clSetKernelArg(g->line_copy, 5, sizeof n, &n);
 	err |= clSetKernelArg(g->line_copy, 6, sizeof eol, &eol);
 	if (err == CL_SUCCESS)
-		err = run_after(g, q, g->line_copy, lgroups, &ev);
-	*done = ev;
+		err = copy_in_pieces(g, q, l, ev, chunk_bytes, nchunks, ready, record, ctx);
+	if (ev)
+		clReleaseEvent(ev);
 	return err;
 }
 

@@ -84,11 +84,20 @@ void clg_lines_program(const struct clg *g, const char *options, struct clb_job 
 /* The lines' kernels, built with options once the sort's program is.  0
  * or CLS_E_FAIL after a message. */
 int clg_build_lines(struct clg *g, const char *options);
+/* Called with each kernel of the copy and its event, for profiling. */
+typedef void (*clg_record)(void *ctx, cl_kernel k, cl_event ev);
+
 /* Enqueue on q, after the nwait events of wait (the text's uploads), the
- * lines of l in the order of the sorted words into g->out; *done the
- * event of the last kernel.  CL_SUCCESS or the error. */
+ * lines of l in the order of the sorted words into g->out, in pieces:
+ * once the places of the lines are found (the host waits for that), the
+ * copy goes in pieces of the output, so that its download starts behind
+ * the first.  ready[c] (retained; the caller releases them) is the event
+ * after which chunk c of nchunks of the output, chunk_bytes each, is
+ * whole.  record (may be NULL) is told of each piece.  CL_SUCCESS or the
+ * error. */
 cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
-			 cl_uint nwait, const cl_event *wait, cl_event *done);
+			 cl_uint nwait, const cl_event *wait, size_t chunk_bytes, size_t nchunks,
+			 cl_event *ready, clg_record record, void *ctx);
 /* Where a buffer of bytes comes to whole words' worth. */
 static inline size_t clg_words(uint64_t bytes, size_t wsize)
 {
