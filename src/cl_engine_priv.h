@@ -1,11 +1,13 @@
-/* The OpenCL engine's insides, shared by its sort (cl_engine.c) and its
- * merge of sorted pieces (cl_pieces.c). */
+/* The OpenCL engine's insides, shared by its start and its buffers
+ * (cl_engine.c), its sorts (cl_sort.c) and its merge of sorted pieces
+ * (cl_pieces.c). */
 #ifndef CLSORT_CL_ENGINE_PRIV_H
 #define CLSORT_CL_ENGINE_PRIV_H
 
 #include <CL/cl.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cl_build.h"
 #include "cl_gather.h"
@@ -67,6 +69,27 @@ int cle_start(struct cle *e, size_t n);
 /* The network sort's kernels, once their build has ended (waited for and
  * counted in t_wait).  0 or CLS_E_FAIL after a message. */
 int cle_ready(struct cle *e);
+/* The same, their build started here where it was not; and the radix
+ * sort's, likewise. */
+int cle_sort_kernels(struct cle *e);
+int cle_radix_kernels(struct cle *e);
+/* Whether a run of n words goes through the radix sort: as --device-sort
+ * says, auto taking the networks for small runs only where their program
+ * is built (or cached). */
+bool cle_radix_for(const struct cle *e, size_t n);
+/* The device's memory the engine's sorts may take: -S, else a share of
+ * what it has. */
+uint64_t cle_budget_bytes(const struct cle *e);
+/* Whether d puts in order what goes up beside the words, as far as the
+ * device goes: not a CPU device (whose gather would read the same memory
+ * the host's does, and copy it twice more) unless CLSORT_DEVICE_GATHER=1,
+ * and not any with CLSORT_DEVICE_GATHER=0. */
+bool cle_gathers_on(const struct dev_ctx *d);
+/* The engine's buffers for words words (buf, and buf2 where its sorts
+ * need it), those of a stream's words sent while it arrived taken where
+ * they are.  0, CLE_E_NOMEM where the device cannot hold them, or
+ * CLS_E_FAIL after a message. */
+int cle_reserve(struct cle *e, size_t words);
 /* Profiling (cl_profile.c): kernel k's event ev counts in -vv's kernel
  * times; the same, for the network and radix sorts (ctx the engine). */
 void cle_record_event(struct cle *e, cl_kernel k, cl_event ev);
@@ -85,8 +108,17 @@ void cle_report(const struct engine *base);
 int cle_finish(struct cle *e, cl_int err, const char *what, cl_mem result, size_t off, size_t n,
 	       size_t chunk_tiles, size_t chunks, cl_event *ready, bool each, const cl_event *up,
 	       size_t nup, cl_event *down, eng_consumer consume, void *ctx);
-/* The engine's sort and merge (eng_ops). */
+/* The engine's sorts (cl_sort.c) and merge (cl_pieces.c), its eng_ops. */
 int cle_sort(struct engine *base, size_t n, eng_producer produce, eng_consumer consume, void *ctx);
+int cle_sort_in(struct engine *base, size_t n, void *words, void *room, unsigned low,
+		const struct radix_counts *counts, eng_producer produce, eng_consumer consume,
+		void *ctx);
+int cle_sort_above(struct engine *base, size_t n, unsigned low, eng_producer produce,
+		   eng_consumer consume, void *ctx);
+int cle_sort_records(struct engine *base, size_t n, size_t rec_size, eng_producer produce,
+		     eng_producer records, eng_consumer consume, void *ctx);
+int cle_sort_lines(struct engine *base, const struct eng_lines *l, eng_producer produce,
+		   eng_consumer consume, void *ctx);
 int cle_merge(struct engine *base, size_t n, const size_t *bounds, size_t k, eng_producer produce,
 	      eng_consumer consume, void *ctx);
 

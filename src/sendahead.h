@@ -6,7 +6,7 @@
  * records come so far into those buffers and send them into a device
  * buffer that grows with the stream (each time to twice what has come),
  * until the stream is complete.  The sort of that stream, one run of all of it,
- * then sends only the rest (cl_engine.c).  On an H200 machine the staging
+ * then sends only the rest (cl_sort.c).  On an H200 machine the staging
  * and upload of 4 GiB of u32 keys took 0.15-0.19 s after the stream's
  * last byte, of 0.4-0.55 s in all from it to the answer.
  *
