@@ -203,7 +203,7 @@ static cl_int run_after(struct clg *g, cl_command_queue q, cl_kernel k, size_t g
  * completes each chunk of it (ready). */
 static cl_int copy_in_pieces(struct clg *g, cl_command_queue q, const struct clg_lines *l,
 			     cl_event ev, size_t chunk_bytes, size_t nchunks, cl_event *ready,
-			     clg_record record, void *ctx)
+			     clb_record record, void *ctx)
 {
 	const size_t lgroups = line_groups(g, l), local = g->lines_wg;
 	const size_t pieces = lgroups < COPY_PIECES ? lgroups : COPY_PIECES;
@@ -245,7 +245,7 @@ static cl_int copy_in_pieces(struct clg *g, cl_command_queue q, const struct clg
 
 cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
 			 cl_uint nwait, const cl_event *wait, size_t chunk_bytes, size_t nchunks,
-			 cl_event *ready, clg_record record, void *ctx)
+			 cl_event *ready, clb_record record, void *ctx)
 {
 	const cl_ulong n = l->n, lgroups = line_groups(g, l), tgroups = text_groups(g, l);
 	const cl_ulong bytes = l->text_bytes;

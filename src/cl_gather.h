@@ -84,9 +84,6 @@ void clg_lines_program(const struct clg *g, const char *options, struct clb_job 
 /* The lines' kernels, built with options once the sort's program is.  0
  * or CLS_E_FAIL after a message. */
 int clg_build_lines(struct clg *g, const char *options);
-/* Called with each kernel of the copy and its event, for profiling. */
-typedef void (*clg_record)(void *ctx, cl_kernel k, cl_event ev);
-
 /* Enqueue on q, after the nwait events of wait (the text's uploads), the
  * lines of l in the order of the sorted words into g->out, in pieces:
  * once the places of the lines are found (the host waits for that), the
@@ -97,7 +94,7 @@ typedef void (*clg_record)(void *ctx, cl_kernel k, cl_event ev);
  * error. */
 cl_int clg_enqueue_lines(struct clg *g, cl_command_queue q, cl_mem sorted, const struct clg_lines *l,
 			 cl_uint nwait, const cl_event *wait, size_t chunk_bytes, size_t nchunks,
-			 cl_event *ready, clg_record record, void *ctx);
+			 cl_event *ready, clb_record record, void *ctx);
 /* Where a buffer of bytes comes to whole words' worth. */
 static inline size_t clg_words(uint64_t bytes, size_t wsize)
 {
