@@ -44,7 +44,9 @@ struct out_grow {
 	pthread_mutex_t lock;
 	pthread_cond_t more;	/* want has grown, or stop is set */
 	pthread_t thread;
-	uint64_t start;		/* the file offset the output starts at */
+	uint64_t start;		/* the file offset the output starts at... */
+	uint64_t page, lead;	/* ...its page size, and where in its first page
+				 * the output starts */
 	double t;		/* seconds in fallocate */
 	double t_fault;		/* seconds faulting pages in */
 };
@@ -58,9 +60,8 @@ struct out_grow {
  * could not be (a file that cannot be mapped for writing). */
 static bool fault_room(struct out_grow *g, uint64_t at, uint64_t n)
 {
-	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	const uint64_t lead = g->start % page;
-	const uint64_t from = at == 0 && lead ? page : at;
+	const uint64_t lead = g->lead;
+	const uint64_t from = at == 0 && lead ? g->page : at;
 
 	if (!g->map) {
 		void *p = mmap(NULL, (size_t)(lead + g->fault_most), PROT_READ | PROT_WRITE,
@@ -77,14 +78,11 @@ static void *grow_main(void *arg)
 {
 	struct out_grow *g = arg;
 
-	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	const uint64_t lead = g->start % page;
-
 	pthread_mutex_lock(&g->lock);
 	while (!g->stop) {
 		/* Whole pages of room not faulted in yet (faulted counts the
 		 * mapping's bytes, from the output's first page). */
-		const uint64_t room = (lead + g->taken) / page * page;
+		const uint64_t room = (g->lead + g->taken) / g->page * g->page;
 		const bool to_fault = g->fault && g->faulted < room && g->faulted < g->fault_most;
 		uint64_t at, n;
 		double t0;
@@ -155,6 +153,8 @@ void out_grow(struct out_writer *w, uint64_t bytes, unsigned threads)
 		}
 		g->fd = w->fd;
 		g->start = (uint64_t)start;
+		g->page = page;
+		g->lead = g->start % page;
 		/* No more pages than a quarter of the memory free: a stream
 		 * that outgrows memory is sorted in runs, and its output's
 		 * pages wait for the merge. */
@@ -188,7 +188,6 @@ void out_grow(struct out_writer *w, uint64_t bytes, unsigned threads)
 
 void out_grow_end(struct out_writer *w)
 {
-	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct out_grow *g = w->grow;
 	struct stat st;
 
@@ -206,7 +205,7 @@ void out_grow_end(struct out_writer *w)
 	w->grown_map_len = g->map_len;
 	/* The output's bytes in the pages faulted in (the first page's
 	 * lead is what came before it). */
-	w->grown_faulted = g->faulted > g->start % page ? (size_t)(g->faulted - g->start % page) : 0;
+	w->grown_faulted = g->faulted > g->lead ? (size_t)(g->faulted - g->lead) : 0;
 	/* The file's length says what was taken, a failed step's part too:
 	 * the end cuts it back to the data. */
 	w->grown = true;
