@@ -308,6 +308,8 @@ static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
  * caches or nearly. */
 #define DEAL_MIN ((size_t)1 << 20)
 #define DEAL_SHIFT 15
+/* Ranks in a bucket (the last may hold fewer). */
+#define DEAL_RANKS ((size_t)1 << DEAL_SHIFT)
 
 struct deal {
 	const struct enc_format *f;
@@ -332,7 +334,7 @@ struct deal_job {
 	unsigned char *tmp;	/* order_job's copy of a bucket... */
 	size_t tmp_cap;
 	uint32_t *at, *len;	/* ...and where each rank's line lies in it, and
-				 * its bytes (2^DEAL_SHIFT each) */
+				 * its bytes (DEAL_RANKS each) */
 	bool failed;
 };
 
@@ -386,7 +388,7 @@ static void deal_job(void *arg)
 		const uint64_t at = j->off[c];
 		memcpy(d->dst + at, d->lines[i].p, len);
 		d->dst[at + len] = eol;
-		d->dealt[((size_t)c << DEAL_SHIFT) + j->cnt[c]++] = r;
+		d->dealt[c * DEAL_RANKS + j->cnt[c]++] = r;
 		j->off[c] = at + len + 1;
 	}
 }
@@ -398,16 +400,15 @@ static void order_job(void *arg)
 	const unsigned char eol = (unsigned char)d->f->eol;
 	size_t c;
 
-	if (!j->at && (!(j->at = malloc(((size_t)1 << DEAL_SHIFT) * sizeof *j->at)) ||
-			!(j->len = malloc(((size_t)1 << DEAL_SHIFT) * sizeof *j->len)))) {
+	if (!j->at && (!(j->at = malloc(DEAL_RANKS * sizeof *j->at)) ||
+		       !(j->len = malloc(DEAL_RANKS * sizeof *j->len)))) {
 		j->failed = true;
 		return;
 	}
 	for (c = j->lo; c < j->hi; c++) {
 		const size_t bytes = d->start[c + 1] - d->start[c];
-		const size_t base = c << DEAL_SHIFT;
-		const size_t end = base + ((size_t)1 << DEAL_SHIFT) < d->n ? base + ((size_t)1 << DEAL_SHIFT) :
-									  d->n;
+		const size_t base = c * DEAL_RANKS;
+		const size_t end = base + DEAL_RANKS < d->n ? base + DEAL_RANKS : d->n;
 		unsigned char *to = d->dst + d->start[c];
 		size_t k, at = 0;
 
