@@ -11,8 +11,10 @@
 
 static const char entry_name[] = "rates";
 /* Version 2: the rates leave out the ordering of ties and -u (runs.c).
- * Version 3: whether the start was measured only beside a stream's read. */
-static const char entry_head[] = "clsort rates 3\n";
+ * Version 3: whether the start was measured only beside a stream's read.
+ * Version 4: no rate from a sort that shared the CPUs with other work
+ * (runs.c); those of version 3 may hold such a rate. */
+static const char entry_head[] = "clsort rates 4\n";
 /* The file holds a line per slot, of at most this many bytes. */
 #define LINE_MAX_BYTES 768
 #define SLOTS_MAX 16

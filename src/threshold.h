@@ -18,6 +18,9 @@
 
 /* Sorts of fewer records are too quick to time. */
 #define THR_MEASURE_MIN ((uint64_t)1 << 14)
+/* A sort while other processes took more than this share of the CPUs
+ * measures them too: its rate is not kept. */
+#define THR_OTHERS_MAX 0.25
 /* While the host is not measured, auto tries it on inputs up to this many
  * records: it sorts them in a second or so on any host. */
 #define THR_TRY_HOST ((uint64_t)1 << 24)

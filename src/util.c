@@ -17,6 +17,7 @@
 #endif
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -299,6 +300,40 @@ bool cpu_ticks(uint64_t *idle, uint64_t *total)
 	}
 	fclose(fp);
 	return any;
+}
+
+/* This process's CPU seconds, all its threads, user and system. */
+static double self_cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void cpu_watch_start(struct cpu_watch *w)
+{
+	w->self = self_cpu_seconds();
+	w->known = w->self >= 0 && cpu_ticks(&w->idle, &w->total);
+}
+
+double cpu_others_share(const struct cpu_watch *w)
+{
+	const long hz = sysconf(_SC_CLK_TCK);
+	uint64_t idle, total;
+	double self, busy, others;
+
+	if (!w->known || hz <= 0 || !cpu_ticks(&idle, &total) || (self = self_cpu_seconds()) < 0)
+		return -1;
+	total -= w->total;
+	idle -= w->idle;
+	if (total < (uint64_t)CPU_WATCH_TICKS * cpu_count() || idle > total)
+		return -1;
+	busy = (double)(total - idle);
+	others = busy - (self - w->self) * (double)hz;
+	return others > 0 ? others / (double)total : 0;
 }
 
 struct thread_call {

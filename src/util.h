@@ -88,6 +88,22 @@ unsigned cpu_count(void);
  * started (/proc/stat); false where they cannot be read. */
 bool cpu_ticks(uint64_t *idle, uint64_t *total);
 
+/* What the CPUs this process may run on did from cpu_watch_start to
+ * cpu_others_share. */
+struct cpu_watch {
+	uint64_t idle, total;	/* cpu_ticks */
+	double self;		/* this process's CPU seconds */
+	bool known;
+};
+
+void cpu_watch_start(struct cpu_watch *w);
+
+/* The share of the CPUs' time since cpu_watch_start that other processes
+ * took, or -1 where that is not known: /proc/stat unread, or too short a
+ * while for its clock ticks (CPU_WATCH_TICKS a CPU). */
+#define CPU_WATCH_TICKS 5
+double cpu_others_share(const struct cpu_watch *w);
+
 /* Fault in the pages of fresh memory p[0..len) on up to threads threads,
  * which is much faster than taking the faults one by one while writing.
  * Large anonymous memory is first asked for huge pages (mem_huge). */

@@ -243,7 +243,7 @@ autodev() {
 # one the first line names (not a CPU), or nothing said of it.
 craft() {
   local dev
-  printf 'clsort rates 3\n' > "$C/rates"
+  printf 'clsort rates 4\n' > "$C/rates"
   printf '%s\n' "$@" >> "$C/rates"
   dev=$(cut -d' ' -f8- <<< "$1")
   if [ -n "$dev" ]; then
@@ -260,7 +260,7 @@ craft() {
   [[ "$stderr" == *"auto, keys32: host not measured; device start not measured, not measured"* ]]
   [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record (measured up to 20000 records)"* ]]
-  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 3" ]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 4" ]
   [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 0 "$ ]]
   # The host measured, the device is tried on the next sort big enough.
   sorts_in -v
@@ -292,6 +292,31 @@ craft() {
   sorts_in -v
   [[ "$stderr" == *"rates of keys32 on the host: "*" ns per record"* ]]
   [[ "$(rates keys32)" != "keys32 1e-08 20000 "* ]]
+}
+
+# Busy loops started by a test, stopped after it whatever its end.
+teardown() {
+  [ -z "${HOGS:-}" ] || kill $HOGS 2> /dev/null || true
+}
+
+@test "auto keeps no rate from a sort that shared the CPUs with other work" {
+  local all i
+  all=$(getconf _NPROCESSORS_ONLN)
+  own_cache
+  keys 16777216 76
+  craft "keys32 1e-08 20000 0.25 0 1e-06 1e+06 a test device"
+  # Two busy loops a CPU: other work takes about two thirds of them.
+  HOGS=
+  for ((i = 0; i < 2 * all; i++)); do
+    (while :; do :; done) 3>&- &
+    HOGS="$HOGS $!"
+  done
+  sorts_in -v
+  kill $HOGS
+  HOGS=
+  [[ "$stderr" == *"16777216 records: sorting on the host"* ]]
+  [[ "$stderr" == *"rates of keys32 on the host: not kept, other work took "*"% of the CPUs"* ]]
+  assert_equal "$(rates keys32)" "keys32 1e-08 20000 0.25 0 1e-06 1e+06 a test device"
 }
 
 @test "auto never takes the path measured slower, for each format and width" {
@@ -578,11 +603,11 @@ craft() {
   own_cache
   keys 20000 77
   # Version 1 rates held the ordering of ties: gone with the version.
-  for bad in 'garbage\n' 'clsort rates 3\nkeys32 1e-09 1e+06 0.25\n' \
-    'clsort rates 3\nkeys32 -1 1e+06 0.001 0 1e-09 1e+06 x\n' \
-    'clsort rates 3\nkeys32 1e-09 1e+06 0.001 0 1e-09 1e+06 x' \
-    'clsort rates 3\nkeys32 5 1e+06 0.001 0 1e-09 1e+06 x\n' \
-    'clsort rates 3\nkeys32 1e-09 1e+06 0.001 2 1e-09 1e+06 x\n' \
+  for bad in 'garbage\n' 'clsort rates 4\nkeys32 1e-09 1e+06 0.25\n' \
+    'clsort rates 4\nkeys32 -1 1e+06 0.001 0 1e-09 1e+06 x\n' \
+    'clsort rates 4\nkeys32 1e-09 1e+06 0.001 0 1e-09 1e+06 x' \
+    'clsort rates 4\nkeys32 5 1e+06 0.001 0 1e-09 1e+06 x\n' \
+    'clsort rates 4\nkeys32 1e-09 1e+06 0.001 2 1e-09 1e+06 x\n' \
     'clsort rates 2\nkeys32 1e-09 1e+06 0.001 1e-09 1e+06 x\n' \
     'clsort rates 1\nkeys32 1e-09 1e+06 0.001 1e-06 1e+06 x\n' ''; do
     printf "$bad" > "$C/rates"
@@ -591,7 +616,7 @@ craft() {
       fail "entry '$bad' was used"
     [[ "$stderr" == *"20000 records: sorting on the host"* ]]
   done
-  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 3" ]
+  assert [ "$(head -n 1 "$C/rates")" = "clsort rates 4" ]
   [[ "$(rates keys32)" =~ ^"keys32 "[0-9.e-]+" 20000 0 0 0 0 "$ ]]
 }
 
