@@ -6,8 +6,11 @@
  *   scalecheck check FORMAT IN OUT          OUT sorted, same multiset as IN
  *
  * FORMAT is u32 or u64 (bare little-endian keys), rec16 (16-byte records,
- * a u64 key at offset 0, the record's number in the payload) or kv (lines
- * "KEY:VALUE" with a decimal u32 key and a 10-byte value).  The checksum is
+ * a u64 key at offset 0, the record's number in the payload), kv (lines
+ * "KEY:VALUE" with a decimal u32 key and a 10-byte value) or kvlog (kv
+ * lines shaped as a service's log keyed by the second of each event: keys
+ * nearly in order, 64 lines a second, one in ten up to five minutes late,
+ * and a request's text of 40 to 300 bytes as the value).  The checksum is
  * the count of records and the sum of a 64-bit hash of each record's bytes:
  * the same for any order of the same records.  Sortedness is checked on the
  * key alone, ascending.  All of it runs on every online CPU.  Exit 0 when
@@ -24,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum fmt { U32, U64, REC16, KV };
+enum fmt { U32, U64, REC16, KV, KVLOG };
 
 static enum fmt parse_fmt(const char *s)
 {
@@ -36,6 +39,8 @@ static enum fmt parse_fmt(const char *s)
 		return REC16;
 	if (!strcmp(s, "kv"))
 		return KV;
+	if (!strcmp(s, "kvlog"))
+		return KVLOG;
 	fprintf(stderr, "scalecheck: unknown format %s\n", s);
 	exit(2);
 }
@@ -108,6 +113,32 @@ static size_t kv_line(unsigned char *p, uint64_t i, uint64_t seed)
 	return (size_t)len;
 }
 
+/* kvlog lines take at most this many bytes. */
+#define KVLOG_MAX 320
+
+static size_t kvlog_line(unsigned char *p, uint64_t i, uint64_t seed)
+{
+	static const char *const verbs[] = { "GET", "GET", "GET", "POST", "PUT", "DELETE" };
+	static const char *const paths[] = { "/api/v2/orders/", "/api/v2/users/",
+					     "/static/img/products/", "/api/v2/search?q=" };
+	static const int status[] = { 200, 200, 200, 200, 304, 404, 500 };
+	const uint64_t r = rnd(i, seed), q = mix(r);
+	uint32_t key = 1700000000u + (uint32_t)(i >> 6);
+	int len, want, k;
+	uint64_t v = q;
+
+	if (r % 10 == 0)
+		key -= (uint32_t)(r >> 40) % 300;
+	len = sprintf((char *)p, "%" PRIu32 ":host%02u %s %s%" PRIu64 " status=%d bytes=%u ", key,
+		      (unsigned)(r >> 8) % 32, verbs[(r >> 16) % 6], paths[(r >> 20) % 4],
+		      (r >> 24) % 1000000, status[(r >> 44) % 7], (unsigned)(q % 100000));
+	want = 40 + (int)((q >> 20) % 261);
+	for (k = len; k < want; k++, v = v * 6364136223846793005ull + 1442695040888963407ull)
+		p[len++] = (unsigned char)('a' + (v >> 59) % 26);
+	p[len++] = '\n';
+	return (size_t)len;
+}
+
 static void *gen_main(void *arg)
 {
 	struct gen_job *j = arg;
@@ -135,6 +166,9 @@ static void *gen_main(void *arg)
 		case KV:
 			p += kv_line(p, i, j->seed);
 			break;
+		case KVLOG:
+			p += kvlog_line(p, i, j->seed);
+			break;
 		}
 	}
 	j->bytes = (size_t)(p - j->dst);
@@ -147,7 +181,8 @@ static int gen(enum fmt f, uint64_t n, uint64_t seed, const char *path)
 	struct gen_job *jobs = calloc(t, sizeof *jobs);
 	pthread_t *th = calloc(t, sizeof *th);
 	const size_t rs = rec_size(f);
-	const size_t cap = f == KV ? n * KV_MAX : n * rs;
+	const size_t line_max = f == KV ? KV_MAX : f == KVLOG ? KVLOG_MAX : 0;
+	const size_t cap = line_max ? n * line_max : n * rs;
 	unsigned char *buf;
 	size_t off = 0;
 	unsigned i;
@@ -168,13 +203,13 @@ static int gen(enum fmt f, uint64_t n, uint64_t seed, const char *path)
 		jobs[i].first = n / t * i;
 		jobs[i].count = i + 1 < t ? n / t : n - n / t * i;
 		jobs[i].seed = seed;
-		jobs[i].dst = buf + (f == KV ? jobs[i].first * KV_MAX : jobs[i].first * rs);
+		jobs[i].dst = buf + (line_max ? jobs[i].first * line_max : jobs[i].first * rs);
 		pthread_create(&th[i], NULL, gen_main, &jobs[i]);
 	}
 	for (i = 0; i < t; i++) {
 		pthread_join(th[i], NULL);
 		/* kv lines vary in length: close the gaps between the parts. */
-		if (f == KV)
+		if (line_max)
 			memmove(buf + off, jobs[i].dst, jobs[i].bytes);
 		off += jobs[i].bytes;
 	}
