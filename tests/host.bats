@@ -269,9 +269,12 @@ host_as_ref() {
 @test "host: a run of 2^20 kv lines or more dealt by rank into a mapping, in refsort's order" {
   local f=$BATS_TEST_TMPDIR/kv p
   # Few keys, so that equal keys span buckets and threads; a line of 300
-  # KB (its bucket larger than the caches); the last line without its end.
+  # KB (its bucket larger than the caches); lines of 2^17 - 1 bytes and
+  # 2^17 with their ends, the first the longest whose length the deal
+  # keeps beside its rank; the last line without its end.
   "$REFSORT" gen-kv 1100009 15 u32 1000 > "$f"
-  { head -n 500000 "$f"; printf '77:%0300000d\n' 0; tail -n +500001 "$f" | head -c -1; } > "$f.x"
+  { head -n 500000 "$f"; printf '77:%0300000d\n' 0; printf '78:%0131067d\n78:%0131068d\n' 1 2
+    tail -n +500001 "$f" | head -c -1; } > "$f.x"
   mv "$f.x" "$f"
   "$REFSORT" sort -f kv < "$f" > "$BATS_TEST_TMPDIR/want"
   for p in 2 3 4; do
@@ -279,7 +282,7 @@ host_as_ref() {
     "$CLSORT" -d host --parallel=$p -vv -f kv -o "$BATS_TEST_TMPDIR/out" "$f" 2> "$BATS_TEST_TMPDIR/err"
     cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "--parallel=$p to -o"
     # Their ranks and places in the memory the sort went through.
-    grep -q "1100010 kv lines dealt by rank into 34 buckets, their ranks in the sort's spare memory" \
+    grep -q "1100012 kv lines dealt by rank into 34 buckets, their ranks in the sort's spare memory" \
       "$BATS_TEST_TMPDIR/err" || fail "--parallel=$p: $(cat "$BATS_TEST_TMPDIR/err")"
   done
   # Keys of 64 bits: words of 16 bytes.
@@ -297,7 +300,7 @@ host_as_ref() {
   # which takes the words out of the output's place first.
   cat "$f" | "$CLSORT" -d host --parallel=2 -vv -f kv > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err"
   cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "a pipe"
-  grep -q "1100010 kv lines' words sorted through the output's place" "$BATS_TEST_TMPDIR/err" ||
+  grep -q "1100012 kv lines' words sorted through the output's place" "$BATS_TEST_TMPDIR/err" ||
     fail "a pipe: $(cat "$BATS_TEST_TMPDIR/err")"
   grep -q "dealt by rank" "$BATS_TEST_TMPDIR/err" || fail "a pipe: $(cat "$BATS_TEST_TMPDIR/err")"
   cat "$f" | CLSORT_DEAL_BUCKET_MAX=1000 "$CLSORT" -d host --parallel=2 -vv -f kv \
