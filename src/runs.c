@@ -231,7 +231,7 @@ static void measure(struct choice *c, const struct engine *e, const struct enc_f
 	char text[128];
 
 	/* A sort that shared the CPUs with other work measures that work
-	 * too: a host rate taken so (121 ns a kv line on 2 cores, 25 on
+	 * too: a host rate taken so (121 ns a kv line on 2 cores, 25-50 on
 	 * their own) had auto take PoCL at 2.7 times the time from then on,
 	 * the host never tried again to mend it. */
 	if (others > THR_OTHERS_MAX) {
