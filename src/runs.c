@@ -732,7 +732,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	t_start = now_sec() - t0;
 	msg_info(1, "%llu records: sorting on %s", (unsigned long long)total, s.eng->name);
 	t0 = now_sec();
-	cpu_watch_start(&cpus);
+	if (choice.measure)
+		cpu_watch_start(&cpus);
 	/* A file's lines that are not one run's: its parse stops at once. */
 	if (own && total != s.cap) {
 		la_free(own);
@@ -770,7 +771,8 @@ int runs_sort_on(const struct cls_opts *o, const struct enc_format *f, const str
 	if (rc == PART_BAD_LINE)
 		rc = sort_set(&s, &pl, &b, out, &warm, &t);
 	t_work = now_sec() - t0;
-	others = cpu_others_share(&cpus);
+	if (choice.measure)
+		others = cpu_others_share(&cpus);
 	if (rc)
 		goto out;
 	if (t.skipped)

@@ -315,6 +315,7 @@ static double self_cpu_seconds(void)
 
 void cpu_watch_start(struct cpu_watch *w)
 {
+	w->t0 = now_sec();
 	w->self = self_cpu_seconds();
 	w->known = w->self >= 0 && cpu_ticks(&w->idle, &w->total);
 }
@@ -325,11 +326,12 @@ double cpu_others_share(const struct cpu_watch *w)
 	uint64_t idle, total;
 	double self, busy, others;
 
-	if (!w->known || hz <= 0 || !cpu_ticks(&idle, &total) || (self = self_cpu_seconds()) < 0)
+	if (!w->known || hz <= 0 || now_sec() - w->t0 < (double)CPU_WATCH_TICKS / (double)hz ||
+	    !cpu_ticks(&idle, &total) || (self = self_cpu_seconds()) < 0)
 		return -1;
 	total -= w->total;
 	idle -= w->idle;
-	if (total < (uint64_t)CPU_WATCH_TICKS * cpu_count() || idle > total)
+	if (total == 0 || idle > total)
 		return -1;
 	busy = (double)(total - idle);
 	others = busy - (self - w->self) * (double)hz;

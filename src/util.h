@@ -93,6 +93,7 @@ bool cpu_ticks(uint64_t *idle, uint64_t *total);
 struct cpu_watch {
 	uint64_t idle, total;	/* cpu_ticks */
 	double self;		/* this process's CPU seconds */
+	double t0;		/* now_sec */
 	bool known;
 };
 
@@ -100,7 +101,8 @@ void cpu_watch_start(struct cpu_watch *w);
 
 /* The share of the CPUs' time since cpu_watch_start that other processes
  * took, or -1 where that is not known: /proc/stat unread, or too short a
- * while for its clock ticks (CPU_WATCH_TICKS a CPU). */
+ * while for its clock ticks (under CPU_WATCH_TICKS of them, each CPU's
+ * ticks counting on its own). */
 #define CPU_WATCH_TICKS 5
 double cpu_others_share(const struct cpu_watch *w);
 
