@@ -601,7 +601,7 @@ int enc_cursor_next(struct enc_cursor *c)
 		read = c->digits && kvk_digits_key(f, (const char *)c->rec, (const char *)c->end,
 						   &c->key, &sep);
 		from = read ? (const unsigned char *)sep : c->rec;
-		nl = memchr(from, f->eol, (size_t)(c->end - from));
+		nl = (const unsigned char *)kvk_line_end((const char *)from, (const char *)c->end, f->eol);
 		c->len = nl ? (size_t)(nl - c->rec) : (size_t)(c->end - c->rec);
 		c->p = nl ? nl + 1 : c->end;
 		if (read) {

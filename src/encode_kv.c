@@ -142,7 +142,7 @@ static void kv_parse_job(void *arg)
 		const bool read = digits && kvk_digits_key(f, p, j->end, &key, &sep);
 		const char *from = read ? sep : p;
 		size_t len;
-		nl = memchr(from, f->eol, (size_t)(j->end - from));
+		nl = kvk_line_end(from, j->end, f->eol);
 		len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
 		if (read) {
 			rc = KEY_OK;

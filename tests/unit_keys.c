@@ -656,6 +656,43 @@ static void test_count_lines(void)
 	   bad);
 }
 
+/* kvk_line_end against memchr: line ends at every place to 80 bytes past
+ * the start (beyond the four looks of 16 bytes, then memchr's), at every
+ * alignment to 15, text that ends before any; bytes near the line end's
+ * value. */
+static void test_line_end(void)
+{
+	static const char pool[] = { 'a', 0x0b, 0x09, (char)0x8a, 0, '\n' };
+	char buf[120];
+	unsigned bad = 0, cases = 0, seed = 11;
+	int eol, at, pos, len, i;
+
+	for (eol = 0; eol < 2; eol++) {
+		const char e = eol ? '\n' : '\0';
+		for (at = 0; at < 16; at++) {
+			for (len = 0; len + at <= 100; len += 1 + (len > 40) * 3) {
+				for (pos = 0; pos <= len; pos++) {
+					const char *want, *got;
+					for (i = 0; i < len; i++) {
+						seed = seed * 1103515245u + 12345u;
+						buf[at + i] = pool[(seed >> 16) % 5];
+						if (buf[at + i] == e)
+							buf[at + i] = 'b';
+					}
+					/* pos == len: no line end in the text. */
+					if (pos < len)
+						buf[at + pos] = e;
+					want = memchr(buf + at, e, (size_t)len);
+					got = kvk_line_end(buf + at, buf + at + len, e);
+					cases++;
+					bad += got != want;
+				}
+			}
+		}
+	}
+	ok(bad == 0, "kvk_line_end agrees with memchr in %u cases (%u differ)", cases, bad);
+}
+
 /* kvk_digits_key on line (its text to its end, no line end) of a kv
  * format of type and mask: where it reads a key, the key kvk_key reads; it
  * reads one exactly where want. */
@@ -711,6 +748,50 @@ static void test_digits_key(void)
 		digits_case(ty, 0, "12x:y", false);
 		digits_case(ty, 0, "", false);
 	}
+	/* Lines long enough to be read sixteen bytes at once: 0 to 20
+	 * digits, every count of them through the look's end, each followed
+	 * by the separator or another byte, then text to every length; the
+	 * key read wherever kvk_key reads one of at most 19 digits. */
+	for (t = 0; t < 4; t++) {
+		unsigned seed = 3, n, pad, fail = 0, cases = 0;
+		char line[64];
+		for (n = 0; n <= 20; n++) {
+			for (pad = 0; pad < 24; pad++) {
+				int term;
+				for (term = 0; term < 3; term++) {
+					const struct enc_format g = { .fmt = CLS_FMT_KV, .kt = T(types[t]),
+								      .sep = ':', .eol = '\n', .field = 1,
+								      .mask = term == 2 ? UINT64_MAX : 0 };
+					uint64_t got = 0, ref = 0;
+					const char *sep = NULL, *k;
+					size_t klen, i, len;
+					bool read, want;
+					int rc;
+					for (i = 0; i < n; i++) {
+						seed = seed * 1103515245u + 12345u;
+						/* Nines as often as the rest: the type's limits. */
+						line[i] = (char)((seed >> 16) % 2 ? '9' : '0' + (seed >> 20) % 10);
+					}
+					line[n] = term == 1 ? '/' : ':';
+					for (i = 0; i < pad; i++)
+						line[n + 1 + i] = (char)('a' + i % 26);
+					len = n + 1 + pad;
+					read = kvk_digits_key(&g, line, line + len, &got, &sep);
+					rc = kvk_key(&g, line, len, &ref, &k, &klen, NULL, 0);
+					want = n >= 1 && n <= KVK_DIGITS && term != 1 && rc == KEY_OK;
+					cases++;
+					if (read != want || (read && (got != ref || sep != line + n))) {
+						if (fail++ < 3)
+							printf("# %s: %u digits, %u more bytes, %s: read %d, want %d\n",
+							     types[t], n, pad, term == 1 ? "no separator" : "separator",
+							     read, want);
+					}
+				}
+			}
+		}
+		ok(fail == 0, "%s: digits read as kvk_key reads them in %u lines of 1 to 45 bytes (%u differ)",
+		   types[t], cases, fail);
+	}
 	/* What never reads digits: a key past the first field, a string key,
 	 * fields at blanks, floats, a separator that is a digit or the line
 	 * end; and where it may, never past its end. */
@@ -741,6 +822,7 @@ static void test_digits_key(void)
 int main(void)
 {
 	test_count_lines();
+	test_line_end();
 	test_digits_key();
 	test_table();
 	test_integer_parse();
