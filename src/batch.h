@@ -90,6 +90,10 @@ struct enc_batch {
 	const unsigned char *parsed_at;
 	bool lent;		/* words, lines and keys are that parse's, which
 				 * frees them (the blocks are the batch's) */
+	/* kv: the line table's entries are not yet written (a parse that
+	 * left them for whoever reads them: enc_kv_lines), the run's lines
+	 * lying side by side in its one slice. */
+	bool lines_due;
 };
 
 /* Release the composed keys of b's run. */

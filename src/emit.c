@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvkey.h"
 #include "util.h"
 
 /* --- gather ----------------------------------------------------------- */
@@ -318,7 +319,9 @@ static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
 
 struct deal {
 	const struct enc_format *f;
-	const struct kv_line *lines;	/* the run's, in input order */
+	const struct kv_line *lines;	/* the run's line table, or NULL where it
+					 * is due: the lines are found in their text */
+	const struct kv_stretch *st;	/* the run's lines, in input order */
 	const void *words;
 	uint32_t *rank;		/* of each line */
 	uint32_t *dealt;	/* each bucket's lines in the order they lie in
@@ -328,12 +331,13 @@ struct deal {
 				 * OUT_EMIT_LINE_BYTES a line) */
 	const uint64_t *start;	/* where each bucket starts in dst, and the end */
 	unsigned char *dst;
-	size_t n, nb;
+	size_t n, nb, nst;
 };
 
 struct deal_job {
 	const struct deal *d;
-	size_t lo, hi;		/* lines (ranks, for rank_job; buckets, for order_job) */
+	size_t lo, hi;		/* ranks (rank_job), stretches (deal_size_job,
+				 * deal_job) or buckets (order_job) */
 	uint64_t *off;		/* nb: the bytes of each bucket (deal_size_job), then where
 				 * the thread's next line of each goes (deal_job) */
 	uint32_t *cnt;		/* nb: the lines of each bucket, then where the
@@ -367,38 +371,67 @@ static void rank_job(void *arg)
 		d->rank[enc_word_index(d->f, d->words, r)] = (uint32_t)r;
 }
 
+/* Line i of stretch st, which starts at *p where the line table is due:
+ * its bytes, and *p moved past its line end. */
+static inline const char *deal_line(const struct deal *d, const struct kv_stretch *st, size_t i,
+				    const char **p, size_t *len)
+{
+	const char *at = *p, *nl;
+
+	if (d->lines) {
+		*len = d->lines[i].len;
+		return d->lines[i].p;
+	}
+	nl = kvk_line_end(at, st->end, d->f->eol);
+	*len = nl ? (size_t)(nl - at) : (size_t)(st->end - at);
+	*p = nl ? nl + 1 : st->end;
+	return at;
+}
+
 static void deal_size_job(void *arg)
 {
 	struct deal_job *j = arg;
 	const struct deal *d = j->d;
-	size_t i;
+	size_t k, i, len;
 
 	memset(j->off, 0, d->nb * sizeof *j->off);
 	memset(j->cnt, 0, d->nb * sizeof *j->cnt);
-	for (i = j->lo; i < j->hi; i++) {
-		const size_t c = d->rank[i] >> DEAL_SHIFT;
-		j->off[c] += d->lines[i].len + 1;
-		j->cnt[c]++;
+	for (k = j->lo; k < j->hi; k++) {
+		const struct kv_stretch *st = &d->st[k];
+		const char *p = st->p;
+		for (i = st->first; i < st->first + st->n; i++) {
+			const size_t c = d->rank[i] >> DEAL_SHIFT;
+			deal_line(d, st, i, &p, &len);
+			j->off[c] += len + 1;
+			j->cnt[c]++;
+		}
 	}
 }
 
+/* The lines of the job's stretches into their buckets, each with its line
+ * end (a last one without gets one). */
 static void deal_job(void *arg)
 {
 	struct deal_job *j = arg;
 	const struct deal *d = j->d;
 	const unsigned char eol = (unsigned char)d->f->eol;
-	size_t i;
+	size_t k, i, len;
 
-	for (i = j->lo; i < j->hi; i++) {
-		const uint32_t r = d->rank[i];
-		const size_t c = r >> DEAL_SHIFT, len = d->lines[i].len;
-		const uint64_t at = j->off[c];
-		memcpy(d->dst + at, d->lines[i].p, len);
-		d->dst[at + len] = eol;
-		d->dealt[c * DEAL_RANKS + j->cnt[c]++] =
-			(r & (uint32_t)(DEAL_RANKS - 1)) |
-			(len + 1 < DEAL_LEN_MOST ? (uint32_t)(len + 1) << DEAL_SHIFT : 0);
-		j->off[c] = at + len + 1;
+	for (k = j->lo; k < j->hi; k++) {
+		const struct kv_stretch *st = &d->st[k];
+		const char *p = st->p;
+		for (i = st->first; i < st->first + st->n; i++) {
+			const uint32_t r = d->rank[i];
+			const size_t c = r >> DEAL_SHIFT;
+			const char *line = deal_line(d, st, i, &p, &len);
+			const uint64_t at = j->off[c];
+			copy_short(d->dst + at, line, len);
+			d->dst[at + len] = eol;
+			d->dealt[c * DEAL_RANKS + j->cnt[c]++] =
+				(r & (uint32_t)(DEAL_RANKS - 1)) |
+				(len + 1 < DEAL_LEN_MOST ? (uint32_t)(len + 1) << DEAL_SHIFT : 0);
+			j->off[c] = at + len + 1;
+		}
 	}
 }
 
@@ -444,7 +477,7 @@ static void order_job(void *arg)
 			at += len;
 		}
 		for (k = 0; k < end - base; k++) {
-			memcpy(to, j->tmp + j->at[k], j->len[k]);
+			copy_short(to, j->tmp + j->at[k], j->len[k]);
 			to += j->len[k];
 		}
 	}
@@ -458,13 +491,14 @@ static unsigned gather_threads(const struct enc_format *f, size_t count)
 	return f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
 }
 
-/* Whether n kv lines of b (all of them, in words' order) go into w by
- * rank, as above, on threads. */
+/* Whether n kv lines of b (all of them, in words' order, none skipped:
+ * they lie side by side in its slices) go into w by rank, as above, on
+ * threads. */
 static bool deals(const struct out_writer *w, const struct enc_format *f,
 		  const struct enc_batch *b, size_t n, unsigned threads)
 {
-	return f->fmt == CLS_FMT_KV && n >= DEAL_MIN && n == b->n && n <= UINT32_MAX &&
-	       threads >= 2 && out_claimable(w, 1);
+	return f->fmt == CLS_FMT_KV && n >= DEAL_MIN && n == b->n && !b->skipped &&
+	       n <= UINT32_MAX && threads >= 2 && out_claimable(w, 1);
 }
 
 bool out_deals(const struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)
@@ -489,7 +523,9 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 			 const struct enc_batch *b, const void *words, size_t n, unsigned threads,
 			 void *spare, size_t spare_bytes)
 {
-	struct deal d = { f, b->lines, words, NULL, NULL, NULL, NULL, n, 0 };
+	struct deal d = { f, b->lines_due ? NULL : b->lines, NULL, words, NULL, NULL, NULL, NULL,
+			  n, 0, 0 };
+	struct kv_stretch *st = NULL;
 	struct deal_job jobs[GATHER_MAX_THREADS];
 	uint32_t *own_rank = NULL, *own_dealt = NULL;
 	uint64_t *start = NULL, total = 0, most = bucket_max();
@@ -519,8 +555,12 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 		goto out;
 	for (t = 0; t < threads; t++)
 		jobs[t].d = &d;
+	if (!(d.nst = enc_kv_stretches(f, b, &st)))
+		goto out;
+	d.st = st;
 	deal_share(jobs, threads, n);
 	run_parallel(rank_job, jobs, sizeof jobs[0], threads);
+	deal_share(jobs, threads, d.nst);
 	run_parallel(deal_size_job, jobs, sizeof jobs[0], threads);
 	/* Each bucket's place, and in it each thread's lines' (their order
 	 * there does not matter: the ranks put them in order). */
@@ -567,6 +607,7 @@ out:
 		free(jobs[t].len);
 	}
 	free(start);
+	free(st);
 	free(own_dealt);
 	free(own_rank);
 	return rc;
@@ -616,6 +657,9 @@ static int emit_gather(struct out_writer *w, const struct enc_format *f, const s
 		rc = emit_kv_dealt(w, f, b, words, count, threads, spare, spare_bytes);
 		if (rc != 1)
 			return rc;
+		/* Not dealt: from the line table, made where it is due. */
+		if (enc_kv_lines(f, b))
+			return CLS_E_FAIL;
 		/* Not dealt after all (no memory for it): words sorted where the
 		 * lines go (out_deals) leave first, for the spare. */
 		if (out_holds(w, words)) {

@@ -292,6 +292,7 @@ void enc_batch_free(struct enc_batch *b)
 	b->slices = NULL;
 	b->parsed = 0;
 	b->lent = false;
+	b->lines_due = false;
 }
 
 /* --- bin records ---------------------------------------------------------- */
@@ -516,6 +517,7 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 	size_t lo;
 
 	if (f->fmt == CLS_FMT_KV) {
+		assert(!b->lines_due);
 		*p = (const unsigned char *)b->lines[i].p;
 		*len = b->lines[i].len;
 		return;
@@ -540,6 +542,7 @@ void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b
 	/* kv: the line table, in index order already. */
 	if (f->fmt == CLS_FMT_KV) {
 		const size_t n = from >= total ? 0 : total - from < len ? (size_t)(total - from) : len;
+		assert(!b->lines_due);
 		memcpy(d, (const unsigned char *)b->lines + from, n);
 		memset(d + n, 0, len - n);
 		return;

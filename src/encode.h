@@ -100,7 +100,8 @@ int enc_encode_range(const struct enc_format *f, const struct enc_batch *b, size
  * stream's, before any run holds them (sendahead.h). */
 void enc_words_of(const struct enc_format *f, const unsigned char *src, size_t count, void *dst);
 
-/* Bytes of record i of the run (kv: without the line end). */
+/* Bytes of record i of the run (kv: without the line end; its line table
+ * made: enc_kv_lines). */
 void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
 		const unsigned char **p, size_t *len);
 
@@ -108,10 +109,30 @@ void enc_record(const struct enc_format *f, const struct enc_batch *b, size_t i,
  * record's, or a kv line's entry in the line table (struct kv_line). */
 size_t enc_record_bytes(const struct enc_format *f);
 /* Bytes [from, from+len) of b's records side by side in index order (bin
- * records; kv: their line table's entries), copied to dst; past the last
- * record, zeros. */
+ * records; kv: their line table's entries, made: enc_kv_lines), copied
+ * to dst; past the last record, zeros. */
 void enc_copy_record_bytes(const struct enc_format *f, const struct enc_batch *b, uint64_t from,
 			   size_t len, void *dst);
+
+/* A stretch of a run's kv lines: lines [first, first + n) of the run;
+ * where its line table is due, they lie side by side in one slice, their
+ * text from p to end. */
+struct kv_stretch {
+	const char *p, *end;
+	size_t first, n;
+};
+
+/* Cuts run b's lines (none skipped) into stretches, a few for each
+ * thread: shares of the line table where it is made, else of the text,
+ * of about equal bytes, counted on the threads.  Their count, and them in
+ * order in *out (the caller frees it); 0 where b has none or memory ran
+ * out. */
+size_t enc_kv_stretches(const struct enc_format *f, const struct enc_batch *b,
+			struct kv_stretch **out);
+
+/* Fills run b's line table from the text where it is due (b->lines_due):
+ * 0, or CLS_E_FAIL after a message.  Not on two threads at once. */
+int enc_kv_lines(const struct enc_format *f, const struct enc_batch *b);
 
 /* Record index carried by a word (indexed formats). */
 size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);

@@ -1,6 +1,7 @@
 #include "config.h"
 #include "encode_kv.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -154,8 +155,10 @@ static void kv_parse_job(void *arg)
 			rc = kvk_key(f, p, len, &key, &k, &klen, NULL, 0);
 		}
 		if (rc == KEY_OK) {
-			j->b->lines[out].p = p;
-			j->b->lines[out].len = len;
+			if (j->b->lines) {
+				j->b->lines[out].p = p;
+				j->b->lines[out].len = len;
+			}
 			if (f->nkeys) {
 				j->b->keys[out].p = k;
 				j->b->keys[out].len = klen;
@@ -267,6 +270,7 @@ int enc_kv_encode(const struct enc_format *f, struct enc_batch *b)
 		return 0;
 	}
 	b->parsed = 0;
+	b->lines_due = false;
 	enc_free_keys(b);
 	if (b->n == 0)
 		return 0;
@@ -341,5 +345,97 @@ int enc_kv_encode(const struct enc_format *f, struct enc_batch *b)
 	}
 	b->n = pos;
 	free(jobs);
+	return 0;
+}
+
+size_t enc_kv_stretches(const struct enc_format *f, const struct enc_batch *b,
+			struct kv_stretch **out)
+{
+	struct kv_job *jobs = NULL;
+	struct kv_stretch *st;
+	size_t nj, i, first = 0;
+
+	*out = NULL;
+	assert(!b->skipped);
+	if (!b->n)
+		return 0;
+	/* Where the line table is made, shares of its entries. */
+	if (!b->lines_due) {
+		const size_t k = b->n < f->threads ? b->n : f->threads;
+		if (!(st = malloc(k * sizeof *st)))
+			return 0;
+		for (i = 0; i < k; i++) {
+			const size_t lo = b->n / k * i, hi = i + 1 < k ? b->n / k * (i + 1) : b->n;
+			st[i] = (struct kv_stretch){ b->lines[lo].p,
+						     b->lines[hi - 1].p + b->lines[hi - 1].len, lo,
+						     hi - lo };
+		}
+		*out = st;
+		return k;
+	}
+	/* The jobs only read b here. */
+	nj = kv_make_jobs(f, (struct enc_batch *)b, &jobs);
+	if (!nj || !(st = malloc(nj * sizeof *st))) {
+		free(jobs);
+		return 0;
+	}
+	run_jobs(kv_count_job, jobs, sizeof *jobs, nj, f->threads);
+	for (i = 0; i < nj; i++) {
+		st[i] = (struct kv_stretch){ jobs[i].start, jobs[i].end, first, jobs[i].lines };
+		first += jobs[i].lines;
+	}
+	free(jobs);
+	*out = st;
+	return nj;
+}
+
+/* One stretch's entries in the line table. */
+static void lines_job(void *arg)
+{
+	struct kv_job *j = arg;
+	struct kv_line *const t = j->b->lines + j->first;
+	const char *p = j->start;
+	size_t i;
+
+	for (i = 0; i < j->lines; i++) {
+		const char *nl = kvk_line_end(p, j->end, j->f->eol);
+		t[i].p = p;
+		t[i].len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
+		p = nl ? nl + 1 : j->end;
+	}
+}
+
+int enc_kv_lines(const struct enc_format *f, const struct enc_batch *b)
+{
+	struct kv_stretch *st;
+	struct kv_job *jobs;
+	size_t n, i;
+	double t0;
+
+	if (!b->lines_due)
+		return 0;
+	t0 = now_sec();
+	n = enc_kv_stretches(f, b, &st);
+	jobs = n ? calloc(n, sizeof *jobs) : NULL;
+	if (!jobs) {
+		free(st);
+		msg_errno(ENOMEM, "cannot make the line table");
+		return CLS_E_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		jobs[i].f = f;
+		jobs[i].start = st[i].p;
+		jobs[i].end = st[i].end;
+		jobs[i].first = st[i].first;
+		jobs[i].lines = st[i].n;
+		/* The table is the batch's only part filled late: its entries
+		 * are written through the pointer b holds, the mark below. */
+		jobs[i].b = (struct enc_batch *)b;
+	}
+	run_jobs(lines_job, jobs, sizeof *jobs, n, f->threads);
+	((struct enc_batch *)b)->lines_due = false;
+	msg_info(2, "line table of %zu lines made from their text in %.3f s", b->n, now_sec() - t0);
+	free(jobs);
+	free(st);
 	return 0;
 }

@@ -18,6 +18,14 @@
  * last 4 MiB of 1 GiB of kv lines on an H200 machine took one parser 4-7
  * ms after the stream's last byte. */
 #define END_CHUNK ((size_t)256 << 10)
+/* Lines of this many bytes or more on average (the first chunk's) have
+ * the line table written as they are parsed.  Shorter ones leave it for
+ * whatever reads it, which the host's deal into a mapped output and the
+ * device's sort of the text do not: 16 bytes a line neither written nor
+ * taken (on 2 cores, 256 MiB of kv lines of 22 bytes through a pipe, 0.83
+ * of the time).  The deal then finds each line's end twice (log-shaped
+ * lines of 172 bytes took 1.08 of the time without the table). */
+#define TABLE_LINE_BYTES 64
 /* Threads that parse chunks of a stream: half the sort's less one, at the
  * most STREAM_PARSERS (on 16 threads, 7 kept up with a pipe of 2 GB/s);
  * the stream's reader and writer, the output's room and the device's
@@ -43,6 +51,8 @@ struct line_ahead {
 	uint64_t size;		/* once ended: the stream's length */
 	bool whole;		/* the input was whole from the start (a file) */
 	bool ended, stop, failed, counted, joined, adopted;
+	bool table;		/* the line table is written as the lines are
+				 * parsed; else it is left due (enc_kv_lines) */
 	double t_ended;		/* when the input ended */
 	double t_after;		/* seconds from then to the last line parsed */
 	double t_wait;		/* of them, seconds la_adopt waited */
@@ -160,6 +170,15 @@ static void *count_main(void *arg)
 			a->failed = true;
 			break;
 		}
+		/* Before any line is parsed: the table, where the first
+		 * chunk's lines are long enough for it. */
+		if (!a->nq && !a->table && n && (uint64_t)(end - p) / n >= TABLE_LINE_BYTES) {
+			if (!(a->b.lines = reserve(a->lines_bytes))) {
+				a->failed = true;
+				break;
+			}
+			a->table = true;
+		}
 		a->q[a->nq++] = (struct chunk){ p, end, a->lines, n, false };
 		a->lines += n;
 		a->at += (uint64_t)(end - p);
@@ -252,6 +271,14 @@ static void end_at(struct line_ahead *a, uint64_t size)
 	arriving_wake(&a->in);
 }
 
+/* Whether the line table is read where nothing makes it first: by the
+ * rounds of ties and -u (refine.h).  Elsewhere its entries may be left
+ * (TABLE_LINE_BYTES). */
+static bool table_wanted(const struct enc_format *f)
+{
+	return f->tail || f->str || f->unique || f->nkeys;
+}
+
 struct line_ahead *la_start(const struct enc_format *f, const unsigned char *data, size_t len,
 			    uint64_t whole, uint64_t max_lines, la_told told)
 {
@@ -275,8 +302,9 @@ struct line_ahead *la_start(const struct enc_format *f, const unsigned char *dat
 	a->words_bytes = a->cap * ws;
 	a->lines_bytes = a->cap * sizeof(struct kv_line);
 	a->keys_bytes = f->nkeys ? a->lines_bytes : 0;
+	a->table = table_wanted(f);
 	if (!a->cap || !(a->b.words = reserve(a->words_bytes)) ||
-	    !(a->b.lines = reserve(a->lines_bytes)) ||
+	    (a->table && !(a->b.lines = reserve(a->lines_bytes))) ||
 	    (f->nkeys && !(a->b.keys = reserve(a->keys_bytes)))) {
 		la_free(a);
 		return NULL;
@@ -370,9 +398,12 @@ bool la_adopt(struct line_ahead *a, const struct in_file *file, size_t cap, stru
 	}
 	if (a->failed || a->lines != cap || a->parsed != a->nq || a->at != a->size)
 		return false;
+	if (!a->table && !(a->b.lines = reserve(a->lines_bytes)))
+		return false;
 	a->adopted = true;
 	b->words = a->b.words;
 	b->lines = a->b.lines;
+	b->lines_due = !a->table;
 	b->keys = a->b.keys;
 	b->blocks = a->b.blocks;
 	a->b.blocks = NULL;
@@ -389,11 +420,11 @@ void la_free(struct line_ahead *a)
 	la_stop(a);
 	if (a->adopted)
 		msg_info(2, "%zu lines parsed %s (%zu chunks, %u parsing thread%s), %s %.3f s, the "
-			 "sort waiting %.3f s for them; counting %.3f s, parsing %.3f thread seconds",
+			 "sort waiting %.3f s for them; counting %.3f s, parsing %.3f thread seconds%s",
 			 a->lines, a->whole ? "while the device started" : "while the stream arrived",
 			 a->nq, a->started, a->started == 1 ? "" : "s",
 			 a->whole ? "all in" : "the last after its end in", a->t_after, a->t_wait,
-			 a->t_count, a->t_parse);
+			 a->t_count, a->t_parse, a->table ? "" : "; their line table left until read");
 	else if (a->ended)
 		msg_info(2, "lines parsed again, as usual: %s",
 			 a->failed ? "a line without a key, or more lines than a run's index or "

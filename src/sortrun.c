@@ -233,6 +233,10 @@ static int produce_units(const struct run_io *io, void (*fn)(void *), void *dst,
  * in the line table). */
 static int produce_records(void *arg, void *dst, size_t first, size_t count)
 {
+	const struct run_io *io = arg;
+
+	if (io->f->fmt == CLS_FMT_KV && enc_kv_lines(io->f, io->b))
+		return CLS_E_FAIL;
 	return produce_units(arg, records_job, dst, first, count);
 }
 

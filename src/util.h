@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <sys/types.h>
 
@@ -48,6 +49,43 @@ void *xmalloc_aligned(size_t align, size_t size, const char *what);
  * CPU has them, so that no line of dst is read before it is overwritten.
  * Short copies are plain ones. */
 void copy_stream(void *dst, const void *src, size_t len);
+
+/* memcpy inline for a short copy (a line of a few dozen bytes): two
+ * loads that may overlap, then two stores, no byte outside either range
+ * touched; longer copies go to memcpy.  Per line, the call to memcpy cost
+ * more than the copy. */
+static inline void copy_short(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (n > 32) {
+		memcpy(d, s, n);
+	} else if (n >= 16) {
+		unsigned char a[16], b[16];
+		__builtin_memcpy(a, s, 16);
+		__builtin_memcpy(b, s + n - 16, 16);
+		__builtin_memcpy(d, a, 16);
+		__builtin_memcpy(d + n - 16, b, 16);
+	} else if (n >= 8) {
+		uint64_t a, b;
+		__builtin_memcpy(&a, s, 8);
+		__builtin_memcpy(&b, s + n - 8, 8);
+		__builtin_memcpy(d, &a, 8);
+		__builtin_memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		__builtin_memcpy(&a, s, 4);
+		__builtin_memcpy(&b, s + n - 4, 4);
+		__builtin_memcpy(d, &a, 4);
+		__builtin_memcpy(d + n - 4, &b, 4);
+	} else if (n) {
+		const unsigned char a = s[0], b = s[n / 2], c = s[n - 1];
+		d[0] = a;
+		d[n / 2] = b;
+		d[n - 1] = c;
+	}
+}
 
 /* Read up to len bytes, retrying on EINTR and short reads; returns bytes
  * read (less only at end of file) or -1 with errno set. */

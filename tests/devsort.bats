@@ -339,6 +339,15 @@ gathered() {
   CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -f kv --skip-bad "$T/bad" > "$T/got" 2> "$T/err"
   cmp "$T/want" "$T/got"
   grep -q 'device gather: 30010 records' "$T/err" || fail "$(cat "$T/err")"
+  # A stream's lines parsed as it arrives: the device puts them in order
+  # from their text, no line table made on the host.
+  "$REFSORT" gen-kv 1100009 15 u32 1000 > "$T/in"
+  "$REFSORT" sort -f kv < "$T/in" > "$T/want"
+  cat "$T/in" | CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" --parallel=2 -vv -f kv > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "a stream"
+  grep -q 'device gather: 1100009 lines' "$T/err" || fail "$(cat "$T/err")"
+  grep -q 'their line table left until read' "$T/err" || fail "$(cat "$T/err")"
+  ! grep -q 'line table of' "$T/err" || fail "$(cat "$T/err")"
 }
 
 @test "records gathered on the device: several inputs, runs of -S, a pipe, as the host writes them" {

@@ -319,6 +319,56 @@ host_as_ref() {
   ! grep -q "dealt by rank" "$BATS_TEST_TMPDIR/err"
 }
 
+@test "host: a stream's kv lines dealt from their text, no line table made; the gather makes it" {
+  local f=$BATS_TEST_TMPDIR/kv e=$BATS_TEST_TMPDIR/err
+  "$REFSORT" gen-kv 1100009 15 u32 1000 > "$f"
+  "$REFSORT" sort -f kv < "$f" > "$BATS_TEST_TMPDIR/want"
+  # Into a mapping: dealt, the table never written.
+  cat "$f" | "$CLSORT" -d host --parallel=2 -vv -f kv > "$BATS_TEST_TMPDIR/out" 2> "$e"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "into a mapping"
+  grep -q "their line table left until read" "$e" || fail "not left: $(cat "$e")"
+  grep -q "dealt by rank" "$e" || fail "not dealt: $(cat "$e")"
+  ! grep -q "line table of" "$e" || fail "made for a deal: $(cat "$e")"
+  # Into a pipe, and where the deal cannot hold a bucket: gathered from
+  # the table, made from the text once the words are sorted.
+  cat "$f" | "$CLSORT" -d host --parallel=2 -vv -f kv 2> "$e" | cmp "$BATS_TEST_TMPDIR/want" - ||
+    fail "into a pipe"
+  grep -q "line table of 1100009 lines made from their text" "$e" || fail "pipe: $(cat "$e")"
+  cat "$f" | CLSORT_DEAL_BUCKET_MAX=1000 "$CLSORT" -d host --parallel=3 -vv -f kv \
+    > "$BATS_TEST_TMPDIR/out" 2> "$e"
+  cmp "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/out" || fail "buckets too large"
+  grep -q "line table of 1100009 lines made from their text" "$e" || fail "buckets: $(cat "$e")"
+  # Lines of 64 bytes and more: the table written as they are parsed,
+  # the deal reading it.
+  "$REFSORT" gen-kv 1100009 70 u32 1000 150 > "$f.long"
+  cat "$f.long" | "$CLSORT" -d host --parallel=2 -vv -f kv > "$BATS_TEST_TMPDIR/out" 2> "$e"
+  "$REFSORT" sort -f kv < "$f.long" | cmp - "$BATS_TEST_TMPDIR/out" || fail "long lines"
+  grep -q "1100009 lines parsed while the stream arrived" "$e" || fail "long: $(cat "$e")"
+  ! grep -q "line table left until read" "$e" || fail "long: $(cat "$e")"
+  grep -q "dealt by rank" "$e" || fail "long, not dealt: $(cat "$e")"
+  # Ties of string keys read the table as they are ordered: written as
+  # the lines are parsed.
+  cat "$f" | "$CLSORT" -d host --parallel=2 -vv -f kv -k str > "$BATS_TEST_TMPDIR/out" 2> "$e"
+  LC_ALL=C sort -s -t: -k1,1 "$f" | cmp - "$BATS_TEST_TMPDIR/out" || fail "-k str"
+  ! grep -q "line table left until read" "$e" || fail "-k str: $(cat "$e")"
+}
+
+@test "host: kv lines of several files dealt by rank, one file without its last line end" {
+  local d=$BATS_TEST_TMPDIR
+  # Three stretches and more: each file's lines lie side by side in it,
+  # not with the next file's.
+  "$REFSORT" gen-kv 700001 15 u32 5000 > "$d/a"
+  "$REFSORT" gen-kv 500003 40 u32 5000 | head -c -1 > "$d/b"
+  printf '3:short\n' > "$d/c"
+  { cat "$d/a" "$d/b"; printf '\n'; cat "$d/c"; } | "$REFSORT" sort -f kv > "$d/want"
+  for p in 2 3; do
+    rm -f "$d/out"
+    "$CLSORT" -d host --parallel=$p -vv -f kv -o "$d/out" "$d/a" "$d/b" "$d/c" 2> "$d/err"
+    cmp "$d/want" "$d/out" || fail "--parallel=$p"
+    grep -q "1200005 kv lines dealt by rank" "$d/err" || fail "--parallel=$p: $(cat "$d/err")"
+  done
+}
+
 @test "host: records that fit in their words keep equal keys in input order, whatever their other bytes" {
   local spec n s
   # Keys of about n/4 values (ties in short runs, in small buckets and

@@ -1,5 +1,6 @@
 /* Unit tests of the -o writer through a shared mapping: copies of any
- * length, split between any number of threads, land whole and in place;
+ * length, split between any number of threads, land whole and in place,
+ * and so do the short copies of lines;
  * and of the removal of a guarded -o temporary file by a process about to
  * be ended (MPI_Abort) as by a signal. */
 #include "config.h"
@@ -12,6 +13,7 @@
 
 #include "../src/output.h"
 #include "../src/tmpfile.h"
+#include "../src/util.h"
 #include "tap.h"
 
 /* len bytes of a pattern (seed varies it), or NULL. */
@@ -86,6 +88,30 @@ out:
 	return good;
 }
 
+/* copy_short, which the deal of kv lines copies each line with: every
+ * length to 70 (each of its ways, and memcpy's past them), from and to
+ * every alignment to 15, lands whole, no byte around it touched. */
+static bool short_copies(void)
+{
+	unsigned char src[96], dst[128];
+	size_t n, a, b, i;
+
+	for (i = 0; i < sizeof src; i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	for (n = 0; n <= 70; n++)
+		for (a = 0; a < 16; a++)
+			for (b = 0; b < 16; b++) {
+				memset(dst, 0xee, sizeof dst);
+				copy_short(dst + 16 + b, src + a, n);
+				for (i = 0; i < sizeof dst; i++) {
+					const bool in = i >= 16 + b && i < 16 + b + n;
+					if (dst[i] != (in ? src[a + i - 16 - b] : 0xee))
+						return false;
+				}
+			}
+	return true;
+}
+
 int main(void)
 {
 	static const unsigned threads[] = { 2, 3, 5, 8, 16 };
@@ -98,6 +124,7 @@ int main(void)
 		return 1;
 	}
 	close(fd);
+	ok(short_copies(), "short copies of 0 to 70 bytes land whole and touch nothing else");
 	for (t = 0; t < sizeof threads / sizeof threads[0]; t++) {
 		const unsigned n = threads[t];
 		/* Shares are whole 4 KiB pages: lengths whose share per thread
