@@ -491,14 +491,13 @@ static unsigned gather_threads(const struct enc_format *f, size_t count)
 	return f->threads < GATHER_MAX_THREADS ? f->threads : GATHER_MAX_THREADS;
 }
 
-/* Whether n kv lines of b (all of them, in words' order, none skipped:
- * they lie side by side in its slices) go into w by rank, as above, on
- * threads. */
+/* Whether n kv lines of b (all of them, in words' order) go into w by
+ * rank, as above, on threads. */
 static bool deals(const struct out_writer *w, const struct enc_format *f,
 		  const struct enc_batch *b, size_t n, unsigned threads)
 {
-	return f->fmt == CLS_FMT_KV && n >= DEAL_MIN && n == b->n && !b->skipped &&
-	       n <= UINT32_MAX && threads >= 2 && out_claimable(w, 1);
+	return f->fmt == CLS_FMT_KV && n >= DEAL_MIN && n == b->n && n <= UINT32_MAX &&
+	       threads >= 2 && out_claimable(w, 1);
 }
 
 bool out_deals(const struct out_writer *w, const struct enc_format *f, const struct enc_batch *b)

@@ -122,7 +122,7 @@ struct kv_stretch {
 	size_t first, n;
 };
 
-/* Cuts run b's lines (none skipped) into stretches, a few for each
+/* Cuts run b's lines into stretches, a few for each
  * thread: shares of the line table where it is made, else of the text,
  * of about equal bytes, counted on the threads.  Their count, and them in
  * order in *out (the caller frees it); 0 where b has none or memory ran

@@ -353,7 +353,7 @@ host_as_ref() {
   ! grep -q "line table left until read" "$e" || fail "-k str: $(cat "$e")"
 }
 
-@test "host: kv lines of several files dealt by rank, one file without its last line end" {
+@test "host: kv lines of several files dealt by rank, one file without its last line end; lines skipped" {
   local d=$BATS_TEST_TMPDIR
   # Three stretches and more: each file's lines lie side by side in it,
   # not with the next file's.
@@ -367,6 +367,13 @@ host_as_ref() {
     cmp "$d/want" "$d/out" || fail "--parallel=$p"
     grep -q "1200005 kv lines dealt by rank" "$d/err" || fail "--parallel=$p: $(cat "$d/err")"
   done
+  # Lines dropped by --skip-bad: dealt from the line table's entries.
+  "$REFSORT" gen-kv 1100009 16 u32 5000 | sed '100s/^[0-9]*:/x:/; 600000s/^[0-9]*:/y:/' > "$d/bad"
+  grep -v '^[xy]:' "$d/bad" | "$REFSORT" sort -f kv > "$d/want"
+  rm -f "$d/out"
+  "$CLSORT" -d host --parallel=2 -vv -f kv --skip-bad -o "$d/out" "$d/bad" 2> "$d/err"
+  cmp "$d/want" "$d/out" || fail "--skip-bad"
+  grep -q "1100007 kv lines dealt by rank" "$d/err" || fail "--skip-bad: $(cat "$d/err")"
 }
 
 @test "host: records that fit in their words keep equal keys in input order, whatever their other bytes" {
