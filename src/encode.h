@@ -122,11 +122,11 @@ struct kv_stretch {
 	size_t first, n;
 };
 
-/* Cuts run b's lines into stretches, a few for each
- * thread: shares of the line table where it is made, else of the text,
- * of about equal bytes, counted on the threads.  Their count, and them in
- * order in *out (the caller frees it); 0 where b has none or memory ran
- * out. */
+/* Cuts run b's lines into stretches, about one for each thread (in each
+ * slice, where the table is due): shares of the line table's entries where
+ * it is made, else of the text, of about equal bytes, their lines counted
+ * on the threads.  Their count, and them in order in *out (the caller
+ * frees it); 0 where b has no lines or memory ran out. */
 size_t enc_kv_stretches(const struct enc_format *f, const struct enc_batch *b,
 			struct kv_stretch **out);
 

@@ -414,6 +414,10 @@ int enc_kv_lines(const struct enc_format *f, const struct enc_batch *b)
 
 	if (!b->lines_due)
 		return 0;
+	if (!b->n) {
+		((struct enc_batch *)b)->lines_due = false;
+		return 0;
+	}
 	t0 = now_sec();
 	n = enc_kv_stretches(f, b, &st);
 	jobs = n ? calloc(n, sizeof *jobs) : NULL;
