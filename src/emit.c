@@ -361,14 +361,22 @@ static void deal_share(struct deal_job *jobs, unsigned threads, size_t n)
 	}
 }
 
+#define RANK_AHEAD 32
+
 static void rank_job(void *arg)
 {
 	struct deal_job *j = arg;
 	const struct deal *d = j->d;
 	size_t r;
 
-	for (r = j->lo; r < j->hi; r++)
+	for (r = j->lo; r < j->hi; r++) {
+		/* A store at random a line: its line asked for RANK_AHEAD
+		 * ranks before, so that more than the stores the core holds
+		 * are on their way at once. */
+		if (r + RANK_AHEAD < j->hi)
+			__builtin_prefetch(&d->rank[enc_word_index(d->f, d->words, r + RANK_AHEAD)], 1);
 		d->rank[enc_word_index(d->f, d->words, r)] = (uint32_t)r;
+	}
 }
 
 /* Line i of stretch st, which starts at *p where the line table is due:

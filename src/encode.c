@@ -238,15 +238,6 @@ bool enc_plan_done(const struct enc_planner *p)
 	return true;
 }
 
-size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
-{
-	/* Runs hold fewer than 2^32 records, and string keys use the upper
-	 * half of a 128-bit word's low 64 bits. */
-	if (f->kind == WORD64)
-		return (uint32_t)((const uint64_t *)words)[i];
-	return (uint32_t)((const struct word128 *)words)[i].lo;
-}
-
 /* --- kv lines ------------------------------------------------------------ */
 
 int enc_key(const struct enc_format *f, const unsigned char *rec, size_t len, uint64_t *key)

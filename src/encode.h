@@ -134,8 +134,15 @@ size_t enc_kv_stretches(const struct enc_format *f, const struct enc_batch *b,
  * 0, or CLS_E_FAIL after a message.  Not on two threads at once. */
 int enc_kv_lines(const struct enc_format *f, const struct enc_batch *b);
 
-/* Record index carried by a word (indexed formats). */
-size_t enc_word_index(const struct enc_format *f, const void *words, size_t i);
+/* Record index carried by a word (indexed formats): inline, as the gather
+ * and the deal take one a record.  Runs hold fewer than 2^32 records, and
+ * string keys use the upper half of a 128-bit word's low 64 bits. */
+static inline size_t enc_word_index(const struct enc_format *f, const void *words, size_t i)
+{
+	if (f->kind == WORD64)
+		return (uint32_t)((const uint64_t *)words)[i];
+	return (uint32_t)((const struct word128 *)words)[i].lo;
+}
 
 /* Sortable key of the record at rec (kv: the line, len bytes without its
  * line end), mask applied: KEY_OK, or why a kv line has none. */
