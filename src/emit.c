@@ -384,16 +384,11 @@ static void rank_job(void *arg)
 static inline const char *deal_line(const struct deal *d, const struct kv_stretch *st, size_t i,
 				    const char **p, size_t *len)
 {
-	const char *at = *p, *nl;
-
 	if (d->lines) {
 		*len = d->lines[i].len;
 		return d->lines[i].p;
 	}
-	nl = kvk_line_end(at, st->end, d->f->eol);
-	*len = nl ? (size_t)(nl - at) : (size_t)(st->end - at);
-	*p = nl ? nl + 1 : st->end;
-	return at;
+	return kvk_next_line(p, st->end, d->f->eol, len);
 }
 
 static void deal_size_job(void *arg)

@@ -226,6 +226,33 @@ static size_t kv_make_jobs(const struct enc_format *f, struct enc_batch *b, stru
 	return n;
 }
 
+/* kv_make_jobs, each job's lines counted on the threads and numbered: in
+ * the run (first) and in its file (line0), as the lines before it leave
+ * them.  The job count, or 0 when out of memory. */
+static size_t counted_jobs(const struct enc_format *f, struct enc_batch *b, struct kv_job **out)
+{
+	const struct enc_slice *prev = NULL;
+	const size_t nj = kv_make_jobs(f, b, out);
+	struct kv_job *const jobs = *out;
+	size_t i, run = 0;
+	uint64_t line0 = 0;
+
+	if (!nj)
+		return 0;
+	run_jobs(kv_count_job, jobs, sizeof *jobs, nj, f->threads);
+	for (i = 0; i < nj; i++) {
+		if (jobs[i].slice != prev) {
+			prev = jobs[i].slice;
+			line0 = prev->first_no;
+		}
+		jobs[i].line0 = line0;
+		jobs[i].first = run;
+		line0 += jobs[i].lines;
+		run += jobs[i].lines;
+	}
+	return nj;
+}
+
 bool enc_kv_parse(const struct enc_format *f, struct enc_batch *b, const char *start,
 		  const char *end, size_t first, size_t count, struct enc_block **blocks)
 {
@@ -260,9 +287,7 @@ static bool parsed(const struct enc_batch *b)
 int enc_kv_encode(const struct enc_format *f, struct enc_batch *b)
 {
 	struct kv_job *jobs = NULL;
-	size_t nj, i, run = 0, pos;
-	uint64_t line0 = 0;
-	const struct enc_slice *prev = NULL;
+	size_t nj, i, pos;
 
 	/* Lines parsed ahead keep their composed keys. */
 	if (b->n && parsed(b)) {
@@ -274,21 +299,10 @@ int enc_kv_encode(const struct enc_format *f, struct enc_batch *b)
 	enc_free_keys(b);
 	if (b->n == 0)
 		return 0;
-	nj = kv_make_jobs(f, b, &jobs);
+	nj = counted_jobs(f, b, &jobs);
 	if (nj == 0) {
 		msg_errno(ENOMEM, "cannot parse the input");
 		return CLS_E_FAIL;
-	}
-	run_jobs(kv_count_job, jobs, sizeof *jobs, nj, f->threads);
-	for (i = 0; i < nj; i++) {
-		if (jobs[i].slice != prev) {
-			prev = jobs[i].slice;
-			line0 = prev->first_no;
-		}
-		jobs[i].line0 = line0;
-		jobs[i].first = run;
-		line0 += jobs[i].lines;
-		run += jobs[i].lines;
 	}
 	run_jobs(kv_parse_job, jobs, sizeof *jobs, nj, f->threads);
 	/* The composed keys' blocks are the batch's, freed with it. */
@@ -353,7 +367,7 @@ size_t enc_kv_stretches(const struct enc_format *f, const struct enc_batch *b,
 {
 	struct kv_job *jobs = NULL;
 	struct kv_stretch *st;
-	size_t nj, i, first = 0;
+	size_t nj, i;
 
 	*out = NULL;
 	assert(!b->lines_due || !b->skipped);
@@ -374,22 +388,19 @@ size_t enc_kv_stretches(const struct enc_format *f, const struct enc_batch *b,
 		return k;
 	}
 	/* The jobs only read b here. */
-	nj = kv_make_jobs(f, (struct enc_batch *)b, &jobs);
+	nj = counted_jobs(f, (struct enc_batch *)b, &jobs);
 	if (!nj || !(st = malloc(nj * sizeof *st))) {
 		free(jobs);
 		return 0;
 	}
-	run_jobs(kv_count_job, jobs, sizeof *jobs, nj, f->threads);
-	for (i = 0; i < nj; i++) {
-		st[i] = (struct kv_stretch){ jobs[i].start, jobs[i].end, first, jobs[i].lines };
-		first += jobs[i].lines;
-	}
+	for (i = 0; i < nj; i++)
+		st[i] = (struct kv_stretch){ jobs[i].start, jobs[i].end, jobs[i].first, jobs[i].lines };
 	free(jobs);
 	*out = st;
 	return nj;
 }
 
-/* One stretch's entries in the line table. */
+/* One job's entries in the line table. */
 static void lines_job(void *arg)
 {
 	struct kv_job *j = arg;
@@ -397,49 +408,35 @@ static void lines_job(void *arg)
 	const char *p = j->start;
 	size_t i;
 
-	for (i = 0; i < j->lines; i++) {
-		const char *nl = kvk_line_end(p, j->end, j->f->eol);
-		t[i].p = p;
-		t[i].len = nl ? (size_t)(nl - p) : (size_t)(j->end - p);
-		p = nl ? nl + 1 : j->end;
-	}
+	for (i = 0; i < j->lines; i++)
+		t[i].p = kvk_next_line(&p, j->end, j->f->eol, &t[i].len);
 }
 
 int enc_kv_lines(const struct enc_format *f, const struct enc_batch *b)
 {
-	struct kv_stretch *st;
-	struct kv_job *jobs;
-	size_t n, i;
+	/* The table is the batch's only part filled late: its entries are
+	 * written through the pointer b holds, and the mark is cleared. */
+	struct enc_batch *const due = (struct enc_batch *)b;
+	struct kv_job *jobs = NULL;
+	size_t n;
 	double t0;
 
 	if (!b->lines_due)
 		return 0;
 	if (!b->n) {
-		((struct enc_batch *)b)->lines_due = false;
+		due->lines_due = false;
 		return 0;
 	}
 	t0 = now_sec();
-	n = enc_kv_stretches(f, b, &st);
-	jobs = n ? calloc(n, sizeof *jobs) : NULL;
-	if (!jobs) {
-		free(st);
+	n = counted_jobs(f, due, &jobs);
+	if (!n) {
+		free(jobs);
 		msg_errno(ENOMEM, "cannot make the line table");
 		return CLS_E_FAIL;
 	}
-	for (i = 0; i < n; i++) {
-		jobs[i].f = f;
-		jobs[i].start = st[i].p;
-		jobs[i].end = st[i].end;
-		jobs[i].first = st[i].first;
-		jobs[i].lines = st[i].n;
-		/* The table is the batch's only part filled late: its entries
-		 * are written through the pointer b holds, the mark below. */
-		jobs[i].b = (struct enc_batch *)b;
-	}
 	run_jobs(lines_job, jobs, sizeof *jobs, n, f->threads);
-	((struct enc_batch *)b)->lines_due = false;
+	due->lines_due = false;
 	msg_info(2, "line table of %zu lines made from their text in %.3f s", b->n, now_sec() - t0);
 	free(jobs);
-	free(st);
 	return 0;
 }

@@ -131,6 +131,18 @@ static inline const char *kvk_line_end(const char *p, const char *end, char eol)
 	return memchr(p, eol, (size_t)(end - p));
 }
 
+/* The line that starts at *p, in a text that ends at end: its start, and
+ * its bytes without the line end in *len (a last line without one runs
+ * to end); *p moves past its line end. */
+static inline const char *kvk_next_line(const char **p, const char *end, char eol, size_t *len)
+{
+	const char *const line = *p, *nl = kvk_line_end(line, end, eol);
+
+	*len = nl ? (size_t)(nl - line) : (size_t)(end - line);
+	*p = nl ? nl + 1 : end;
+	return line;
+}
+
 /* Order of two lines whose keys parse, by all the keys of f (several
  * keys): negative, 0 or positive, the order of their composed keys. */
 int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *b, size_t blen);
