@@ -50,6 +50,18 @@ void *xmalloc_aligned(size_t align, size_t size, const char *what);
  * Short copies are plain ones. */
 void copy_stream(void *dst, const void *src, size_t len);
 
+/* The first and last w bytes of n (w <= n <= 2w) from s to d, both read
+ * before either is stored: every byte of the n, none past them. */
+static inline void copy_ends(unsigned char *d, const unsigned char *s, size_t n, size_t w)
+{
+	unsigned char a[16], b[16];
+
+	__builtin_memcpy(a, s, w);
+	__builtin_memcpy(b, s + n - w, w);
+	__builtin_memcpy(d, a, w);
+	__builtin_memcpy(d + n - w, b, w);
+}
+
 /* memcpy inline for a short copy (a line of a few dozen bytes): two
  * loads that may overlap, then two stores, no byte outside either range
  * touched; longer copies go to memcpy.  Per line, the call to memcpy cost
@@ -62,23 +74,11 @@ static inline void copy_short(void *dst, const void *src, size_t n)
 	if (n > 32) {
 		memcpy(d, s, n);
 	} else if (n >= 16) {
-		unsigned char a[16], b[16];
-		__builtin_memcpy(a, s, 16);
-		__builtin_memcpy(b, s + n - 16, 16);
-		__builtin_memcpy(d, a, 16);
-		__builtin_memcpy(d + n - 16, b, 16);
+		copy_ends(d, s, n, 16);
 	} else if (n >= 8) {
-		uint64_t a, b;
-		__builtin_memcpy(&a, s, 8);
-		__builtin_memcpy(&b, s + n - 8, 8);
-		__builtin_memcpy(d, &a, 8);
-		__builtin_memcpy(d + n - 8, &b, 8);
+		copy_ends(d, s, n, 8);
 	} else if (n >= 4) {
-		uint32_t a, b;
-		__builtin_memcpy(&a, s, 4);
-		__builtin_memcpy(&b, s + n - 4, 4);
-		__builtin_memcpy(d, &a, 4);
-		__builtin_memcpy(d + n - 4, &b, 4);
+		copy_ends(d, s, n, 4);
 	} else if (n) {
 		const unsigned char a = s[0], b = s[n / 2], c = s[n - 1];
 		d[0] = a;
