@@ -298,7 +298,7 @@ static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
  * 2 cores, 175 on 16).  Where the whole run goes into a mapped output at
  * once, each line's rank (its place among the sorted words) is noted
  * instead, and the lines are read in the order they lie in, each copied
- * into the output at the place of its bucket: 2^DEAL_SHIFT ranks, about a
+ * into the output at the place of its bucket: DEAL_RANKS ranks, about a
  * megabyte of text, whose lines then all lie in that place, and its rank
  * beside the bucket's others in the order they were dealt.  Each bucket
  * is then put in order where it lies, from a copy in the caches.  (A
@@ -308,14 +308,22 @@ static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
 /* Runs of fewer lines than this are gathered: their lines are in the
  * caches or nearly. */
 #define DEAL_MIN ((size_t)1 << 20)
-#define DEAL_SHIFT 15
-/* Ranks in a bucket (the last may hold fewer). */
-#define DEAL_RANKS ((size_t)1 << DEAL_SHIFT)
+/* Ranks in a bucket (the last may hold fewer): a prime, not 2^15.  Where
+ * the lines have one length (keys and values of fixed widths), buckets of
+ * 2^15 ranks were all a multiple of 4 KiB long, and the places the deal
+ * stores at, one in each bucket and one in each bucket's ranks, moved on
+ * together at the same offsets within their pages: the same few sets of
+ * the caches for all of them.  (2 cores, 256 MiB of kv lines of 22 bytes:
+ * the deal 115-150 ms with 2^15, 60-90 ms with this.) */
+#define DEAL_RANKS ((size_t)32749)
+/* Bits of a rank in its bucket, below a line's bytes in dealt. */
+#define DEAL_RANK_BITS 15
+_Static_assert(DEAL_RANKS <= (size_t)1 << DEAL_RANK_BITS, "a bucket's ranks fit their bits");
 /* A line's bytes, its end with them, that dealt holds beside its rank:
  * the order of a longer one's bucket looks for its end.  (Looking for
  * every line's end, the order of 256 MiB of kv lines on 2 cores took
  * 62-66 ms.) */
-#define DEAL_LEN_MOST ((size_t)1 << (32 - DEAL_SHIFT))
+#define DEAL_LEN_MOST ((size_t)1 << (32 - DEAL_RANK_BITS))
 
 struct deal {
 	const struct enc_format *f;
@@ -325,7 +333,7 @@ struct deal {
 	const void *words;
 	uint32_t *rank;		/* of each line */
 	uint32_t *dealt;	/* each bucket's lines in the order they lie in
-				 * it, bucket c's from c << DEAL_SHIFT: a line's
+				 * it, bucket c's from c * DEAL_RANKS: a line's
 				 * rank in its bucket, and above it its bytes (0:
 				 * DEAL_LEN_MOST or more) (with rank,
 				 * OUT_EMIT_LINE_BYTES a line) */
@@ -403,7 +411,7 @@ static void deal_size_job(void *arg)
 		const struct kv_stretch *st = &d->st[k];
 		const char *p = st->p;
 		for (i = st->first; i < st->first + st->n; i++) {
-			const size_t c = d->rank[i] >> DEAL_SHIFT;
+			const size_t c = d->rank[i] / DEAL_RANKS;
 			deal_line(d, st, i, &p, &len);
 			j->off[c] += len + 1;
 			j->cnt[c]++;
@@ -425,14 +433,14 @@ static void deal_job(void *arg)
 		const char *p = st->p;
 		for (i = st->first; i < st->first + st->n; i++) {
 			const uint32_t r = d->rank[i];
-			const size_t c = r >> DEAL_SHIFT;
+			const size_t c = r / DEAL_RANKS;
 			const char *line = deal_line(d, st, i, &p, &len);
 			const uint64_t at = j->off[c];
 			copy_short(d->dst + at, line, len);
 			d->dst[at + len] = eol;
 			d->dealt[c * DEAL_RANKS + j->cnt[c]++] =
-				(r & (uint32_t)(DEAL_RANKS - 1)) |
-				(len + 1 < DEAL_LEN_MOST ? (uint32_t)(len + 1) << DEAL_SHIFT : 0);
+				(uint32_t)(r - c * DEAL_RANKS) |
+				(len + 1 < DEAL_LEN_MOST ? (uint32_t)(len + 1) << DEAL_RANK_BITS : 0);
 			j->off[c] = at + len + 1;
 		}
 	}
@@ -469,8 +477,9 @@ static void order_job(void *arg)
 		memcpy(j->tmp, to, bytes);
 		/* The bucket's lines in the order they lie: each rank's. */
 		for (k = base; k < end; k++) {
-			const uint32_t v = d->dealt[k], rank = v & (uint32_t)(DEAL_RANKS - 1);
-			size_t len = v >> DEAL_SHIFT;
+			const uint32_t v = d->dealt[k];
+			const uint32_t rank = v & (((uint32_t)1 << DEAL_RANK_BITS) - 1);
+			size_t len = v >> DEAL_RANK_BITS;
 			if (!len) {
 				const unsigned char *p = j->tmp + at;
 				len = (size_t)((const unsigned char *)memchr(p, eol, bytes - at) - p) + 1;
@@ -536,7 +545,7 @@ static int emit_kv_dealt(struct out_writer *w, const struct enc_format *f,
 
 	if (!deals(w, f, b, n, threads))
 		return 1;
-	d.nb = ((n - 1) >> DEAL_SHIFT) + 1;
+	d.nb = (n - 1) / DEAL_RANKS + 1;
 	memset(jobs, 0, sizeof jobs);
 	/* The ranks and places in the sort's spare memory (no more memory
 	 * faulted in), else in their own: not in the output's place, where
