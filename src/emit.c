@@ -314,7 +314,7 @@ static int emit_kv_words(struct out_writer *w, const struct enc_format *f,
  * stores at, one in each bucket and one in each bucket's ranks, moved on
  * together at the same offsets within their pages: the same few sets of
  * the caches for all of them.  (2 cores, 256 MiB of kv lines of 22 bytes:
- * the deal 115-150 ms with 2^15, 60-90 ms with this.) */
+ * the deal 144-160 ms with 2^15, 65-108 ms with this.) */
 #define DEAL_RANKS ((size_t)32749)
 /* Bits of a rank in its bucket, below a line's bytes in dealt. */
 #define DEAL_RANK_BITS 15
