@@ -66,12 +66,15 @@ struct radix_job {
 	size_t lo, hi;
 	uint64_t any[2], all[2];	/* the OR and the AND of the block's words */
 	size_t count[MAX_DIGITS][RADIX];	/* the block's words by digit value */
-	size_t off[RADIX];	/* where the block's next word of each value goes */
-	/* The scatter's lines: each value's words not yet stored, from
-	 * fill[v] - held[v] to fill[v] - 1; slot k of a line goes to a place
-	 * k words past a line's start in the destination. */
+	size_t off[RADIX];	/* where the block's first word of each value goes */
+	/* The scatter's lines: value v's words not yet stored wait in slots
+	 * first[v] to fill[v] - 1 of line[v], whose slot k goes to the place
+	 * k words past at[v], the start of a line of the destination.  Only a
+	 * value's first line may start before its first place, its slots
+	 * below first[v] another's; past it first[v] is 0. */
 	unsigned char line[RADIX][LINE] __attribute__((aligned(LINE)));
-	unsigned char fill[RADIX], held[RADIX];
+	uintptr_t at[RADIX];
+	unsigned char fill[RADIX], first[RADIX];
 };
 
 /* The bits that differ between the block's words show which digits a
@@ -197,43 +200,54 @@ static void lines_start(struct radix_job *j, const unsigned char *dst, size_t ws
 	size_t v;
 
 	for (v = 0; v < RADIX; v++) {
-		j->fill[v] = (unsigned char)((uintptr_t)(dst + j->off[v] * ws) % LINE / ws);
-		j->held[v] = 0;
+		const uintptr_t p = (uintptr_t)(dst + j->off[v] * ws);
+		j->fill[v] = j->first[v] = (unsigned char)(p % LINE / ws);
+		j->at[v] = p - p % LINE;
 	}
+}
+
+/* Value v's full line to its place: stored whole, or where it is the
+ * value's first and starts before it, its own slots alone. */
+static inline void line_out(struct radix_job *j, size_t v, size_t ws)
+{
+	unsigned char *const at = (unsigned char *)j->at[v];
+	const size_t first = j->first[v] * ws;
+
+	if (!first) {
+		store_line(at, j->line[v]);
+	} else {
+		memcpy(at + first, j->line[v] + first, LINE - first);
+		j->first[v] = 0;
+	}
+	j->at[v] += LINE;
 }
 
 /* The words held in each value's line to their places, at the end of the
  * block. */
-static void lines_flush(struct radix_job *j, unsigned char *dst, size_t ws)
+static void lines_flush(struct radix_job *j, size_t ws)
 {
 	size_t v;
 
 	for (v = 0; v < RADIX; v++)
-		if (j->held[v]) {
-			const size_t first = j->fill[v] - j->held[v];
-			memcpy(dst + (j->off[v] - j->held[v]) * ws, j->line[v] + first * ws,
-			       j->held[v] * ws);
+		if (j->fill[v] > j->first[v]) {
+			const size_t first = j->first[v] * ws;
+			memcpy((unsigned char *)j->at[v] + first, j->line[v] + first,
+			       j->fill[v] * ws - first);
 		}
 }
 
-/* One word w of value v into its line; a full line to its place. */
-#define SCATTER_ONE(T, t, v, w)                                                        \
+/* One word w of value v into its line; a full line to its place.  Per
+ * word one count moves: a line's place moves once a line. */
+#define SCATTER_ONE(T, v, w)                                                           \
 	do {                                                                           \
 		const size_t v_ = (v);                                                 \
-		((T *)j->line[v_])[j->fill[v_]++] = (w);                               \
-		j->held[v_]++;                                                         \
-		j->off[v_]++;                                                          \
-		if (j->fill[v_] == LINE / sizeof(T)) {                                 \
-			T *const at_ = (t) + j->off[v_] - LINE / sizeof(T);            \
-			if (j->held[v_] == LINE / sizeof(T))                           \
-				store_line(at_, j->line[v_]);                          \
-			else                                                           \
-				memcpy(at_ + (LINE / sizeof(T) - j->held[v_]),         \
-				       (T *)j->line[v_] + (LINE / sizeof(T) - j->held[v_]), \
-				       j->held[v_] * sizeof(T));                       \
-			j->fill[v_] = 0;                                               \
-			j->held[v_] = 0;                                               \
+		unsigned f_ = j->fill[v_];                                             \
+		((T *)(void *)j->line[v_])[f_] = (w);                                  \
+		if (++f_ == LINE / sizeof(T)) {                                        \
+			line_out(j, v_, sizeof(T));                                    \
+			f_ = 0;                                                        \
 		}                                                                      \
+		j->fill[v_] = (unsigned char)f_;                                       \
 	} while (0)
 
 /* The block's words to their places for this pass, each value's in the
@@ -252,27 +266,24 @@ static void scatter(void *arg)
 	switch (r->kind) {
 	case WORD32: {
 		const uint32_t *s = r->src;
-		uint32_t *t = r->dst;
 		for (i = j->lo; i < hi; i++)
-			SCATTER_ONE(uint32_t, t, s[i] >> b & m, s[i]);
+			SCATTER_ONE(uint32_t, s[i] >> b & m, s[i]);
 		break;
 	}
 	case WORD64: {
 		const uint64_t *s = r->src;
-		uint64_t *t = r->dst;
 		for (i = j->lo; i < hi; i++)
-			SCATTER_ONE(uint64_t, t, s[i] >> b & m, s[i]);
+			SCATTER_ONE(uint64_t, s[i] >> b & m, s[i]);
 		break;
 	}
 	case WORD128: {
 		const struct word128 *s = r->src;
-		struct word128 *t = r->dst;
 		for (i = j->lo; i < hi; i++)
-			SCATTER_ONE(struct word128, t, digit128(s + i, b, m), s[i]);
+			SCATTER_ONE(struct word128, digit128(s + i, b, m), s[i]);
 		break;
 	}
 	}
-	lines_flush(j, r->dst, ws);
+	lines_flush(j, ws);
 #ifdef __SSE2__
 	_mm_sfence();
 #endif
