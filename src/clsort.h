@@ -34,6 +34,8 @@ struct cls_key {
 	unsigned field;			/* from 1; 0: the whole line */
 	const struct key_type *type;	/* NULL: a byte string */
 	bool reverse;
+	bool to_end;			/* a string from the field to the line's
+					 * end (sort's -k N) */
 };
 
 struct cls_opts {
@@ -48,6 +50,7 @@ struct cls_opts {
 	char separator;		/* kv */
 	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
 	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
+	bool field_to_end;	/* kv: a string key from the field to the line's end */
 	bool zero_terminated;	/* kv: lines end in NUL (-z) */
 	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
 	const struct cls_key *keys;	/* kv: several keys (2 or more), for all of */

@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false };
+	struct cls_key k = { 0, NULL, false, false };
 	const char *p = arg;
 	bool typed = false;
 
@@ -93,7 +93,7 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false };
+	struct cls_key k = { 0, NULL, false, false };
 	const char *p = def;
 	unsigned end;
 	bool numeric = false, blanks = false, options = false;
@@ -130,8 +130,7 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	if (!strchr(def, ',') && k.field == 1 && !numeric && !blanks)
 		k.field = 0;
 	else if (!strchr(def, ','))
-		return fail(err, errlen, "-k %s runs to the end of the line: a key is one field, as "
-			    "in -k N,N", def);
+		k.to_end = true;
 	/* A number's leading blanks are skipped anyway; a string's are part
 	 * of the field, as sort has them without b. */
 	if (blanks && !numeric)
@@ -141,6 +140,33 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 		k.type = key_type_find("f64");
 	l->sort_syntax = true;
 	return append(l, &k, !options, err, errlen);
+}
+
+/* Whether byte c may go on a number that sort -n or -g reads: a digit, a
+ * sign, a point, or a letter (an exponent, a hexadecimal digit, inf,
+ * nan). */
+static bool in_number(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       c == '.' || c == '+' || c == '-';
+}
+
+int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char *err,
+		  size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		struct cls_key *const k = &l->keys[i];
+		if (!k->to_end || !(l->n == 1 ? one_number : k->type != NULL))
+			continue;
+		if (!blank && in_number((unsigned char)sep))
+			return fail(err, errlen, "-k %u: a number from field %u to the end of the line "
+				    "may go on past the separator '%c': -k %u,%u reads the field alone",
+				    k->field, k->field, sep, k->field, k->field);
+		k->to_end = false;
+	}
+	return 0;
 }
 
 void kd_finish(struct kd_list *l, bool descending)

@@ -25,10 +25,21 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
 
 /* Append sort's key definition of one field, def being "N,N" with the
  * options n or g (a number: f64), r, and b (beside n or g, whose leading
- * blanks are skipped anyway).  As in sort, a key with options of its own
- * does not take --descending.  0, or -1 with a message in err that names
- * the clsort way where there is one. */
+ * blanks are skipped anyway); or "N" with the same options, a key that
+ * runs from field N to the line's end (N 1 with no n, g or b: the whole
+ * line).  As in sort, a key with options of its own does not take
+ * --descending.  0, or -1 with a message in err that names the clsort
+ * way where there is one. */
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen);
+
+/* Once the separator is known (blank, or the byte sep): a number's key
+ * that runs to the line's end is read from its field alone, as sort reads
+ * the number at the field's start and stops at the separator; -1 with a
+ * message in err where a number may go on past the separator (-t . or a
+ * digit).  one_number: the one key of l is a number (its type comes from
+ * -k TYPE where it is not its own). */
+int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char *err,
+		  size_t errlen);
 
 /* Apply --descending to the keys that take it. */
 void kd_finish(struct kd_list *l, bool descending);

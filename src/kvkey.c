@@ -16,9 +16,10 @@ static inline bool is_blank(const struct enc_format *f, unsigned char c)
 /* Field number field of a line, as sort(1) takes -k N,N: between the
  * separators N-1 and N, or with -t blank from the end of field N-1 (its
  * leading blanks included) to the end of the next run of non-blanks;
- * field 0 is the whole line.  False when the line has fewer fields. */
-static bool kv_field(const struct enc_format *f, unsigned field, const char *line, size_t len,
-		     const char **key, size_t *klen)
+ * to_end, as sort takes -k N: from the same start to the line's end.
+ * Field 0 is the whole line.  False when the line has fewer fields. */
+static bool kv_field(const struct enc_format *f, unsigned field, bool to_end, const char *line,
+		     size_t len, const char **key, size_t *klen)
 {
 	const char *p = line, *const end = line + len, *q;
 	unsigned n;
@@ -35,7 +36,7 @@ static bool kv_field(const struct enc_format *f, unsigned field, const char *lin
 				return false;
 			p = q + 1;
 		}
-		q = memchr(p, f->sep, (size_t)(end - p));
+		q = to_end ? NULL : memchr(p, f->sep, (size_t)(end - p));
 		*key = p;
 		*klen = (size_t)((q ? q : end) - p);
 		return true;
@@ -49,7 +50,7 @@ static bool kv_field(const struct enc_format *f, unsigned field, const char *lin
 		if (p == end)
 			return false;
 	}
-	q = p;
+	q = to_end ? end : p;
 	while (q < end && is_blank(f, (unsigned char)*q))
 		q++;
 	while (q < end && !is_blank(f, (unsigned char)*q))
@@ -60,10 +61,10 @@ static bool kv_field(const struct enc_format *f, unsigned field, const char *lin
 }
 
 /* A string key's field: a missing one is an empty key, as sort has it. */
-static void str_field(const struct enc_format *f, unsigned field, const char *line, size_t len,
-		      const char **key, size_t *klen)
+static void str_field(const struct enc_format *f, unsigned field, bool to_end, const char *line,
+		      size_t len, const char **key, size_t *klen)
 {
-	if (!kv_field(f, field, line, len, key, klen)) {
+	if (!kv_field(f, field, to_end, line, len, key, klen)) {
 		*key = line + len;
 		*klen = 0;
 	}
@@ -80,7 +81,7 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 	int rc;
 
 	/* A number a missing field cannot be. */
-	if (!kv_field(f, field, line, len, &k, &klen))
+	if (!kv_field(f, field, false, line, len, &k, &klen))
 		return KV_NOFIELD;
 	*kp = k;
 	*kplen = klen;
@@ -125,7 +126,7 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 		size_t plen;
 
 		if (!k->type) {
-			str_field(f, k->field, line, len, &p, &plen);
+			str_field(f, k->field, k->to_end, line, len, &p, &plen);
 			if (i + 1 == f->nkeys && !inv) {
 				/* Nothing follows: the bytes order themselves. */
 				if (s->n < s->cap)
@@ -183,7 +184,7 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 		return KEY_OK;
 	}
 	if (f->str) {
-		str_field(f, f->field, line, len, kp, kplen);
+		str_field(f, f->field, f->field_to_end, line, len, kp, kplen);
 		if (key)
 			*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
 		return KEY_OK;
@@ -205,8 +206,8 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 		int c;
 
 		if (!k->type) {
-			str_field(f, k->field, a, alen, &x, &xl);
-			str_field(f, k->field, b, blen, &y, &yl);
+			str_field(f, k->field, k->to_end, a, alen, &x, &xl);
+			str_field(f, k->field, k->to_end, b, blen, &y, &yl);
 			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
 		} else {
 			uint64_t u = 0, v = 0;
@@ -241,7 +242,7 @@ void kvk_report(const struct enc_format *f, const char *name, uint64_t line_no, 
 			kt = f->keys[bad].type;
 		}
 	}
-	kv_field(f, field, line, len, &k, &klen);
+	kv_field(f, field, false, line, len, &k, &klen);
 	/* Bytes a terminal would not show as they are, escaped as C writes
 	 * them: a CRLF line's key reads '10\r'. */
 	for (i = 0; i < klen && n < 40; i++) {

@@ -66,6 +66,13 @@ same_as_sort() {
   same_as_sort "$T/in" "-k str -F 0 -u -r" -u -r
 }
 
+@test "sort's -k 2: keys from a field to the line's end, sharing long prefixes" {
+  gen_lines 3000 7 > "$T/in"
+  same_as_sort "$T/in" "-t , -k2" -t , -k2
+  same_as_sort "$T/in" "-t , -k2 -u -r" -t , -k2 -u -r
+  same_as_sort "$T/in" "-t , -k3 -k1,1r" -t , -k3 -k1,1r
+}
+
 @test "-F 0 -z: NUL-ended lines holding newlines" {
   gen_lines 2000 2 | tr '\n' '\0' | sed -z 's/b/\n/' > "$T/in"
   same_as_sort "$T/in" "-z -k str -F 0" -z

@@ -404,9 +404,41 @@ bad
   sort -s -k2,2 < "$T/blank" | cmp - <("$CLSORT" "${DEV[@]}" -k2,2 "$T/blank")
 }
 
+@test "sort's -k N: a string runs to the line's end, a number is its field's, as sort -s -k N" {
+  gen_text 3000 23 , > "$T/in"
+  same_as_sort "$T/in" "-t , -k2" -t , -k2
+  same_as_sort "$T/in" "-t , -k4r" -t , -k4r
+  same_as_sort "$T/in" "-t , -k2 -r -u" -t , -k2 -r -u
+  same_as_sort "$T/in" "-t , -k3n" -t , -k3n
+  same_as_sort "$T/in" "-t , -k1nr" -t , -k1nr
+  same_as_sort "$T/in" "-t , -k3nr -k2" -t , -k3nr -k2
+  same_as_sort "$T/in" "-t , -k4 -k1,1n" -t , -k4 -k1,1n
+  same_as_sort "$T/in" "-t , -k3 -k u32" -t , -k3n
+  # Split at blanks, a key keeps the blanks before its field; a line of
+  # fewer fields has an empty key; with -z a newline is a blank.
+  printf 'x  b c\ny a\nz\n w  a\nv b c\nu b\tc\n' > "$T/blank"
+  same_as_sort "$T/blank" "-k2" -k2
+  same_as_sort "$T/blank" "-k2 -r" -k2 -r
+  same_as_sort "$T/blank" "-k3" -k3
+  printf 'b\n2 x\0a 3\0c\n1 y\0a\t0\0d 1\n\0' > "$T/z"
+  same_as_sort "$T/z" "-z -k2" -z -k2
+  same_as_sort "$T/z" "-z -k2n" -z -k2n
+  # Sorted by -k 2, the lines pass -c; by field 2 alone they need not.
+  printf 'a,x,2\nb,x,1\n' > "$T/c"
+  "$CLSORT" -c -t , -k2,2 "$T/c"
+  run -1 "$CLSORT" -c -t , -k2 "$T/c"
+}
+
 @test "sort's -k forms clsort does not take: one line naming the clsort way" {
   printf 'a,1\n' > "$T/in"
-  for case in "2:runs to the end of the line" "2,3:spans several fields" "2.3,2:character positions" \
+  # A number may go on past -t . or a digit: sort would read past its field.
+  for t in . 0 e -; do
+    run --separate-stderr "$CLSORT" -t "$t" -k 2n "$T/in"
+    [ "$status" -eq 2 ] || fail "-t $t -k 2n: status $status"
+    [[ "${stderr_lines[0]}" == *"may go on past the separator '$t': -k 2,2 reads the field alone"* ]] ||
+      fail "-t $t -k 2n: ${stderr_lines[0]}"
+  done
+  for case in "2,3:spans several fields" "2.3,2:character positions" \
               "2,2h:sort(1) key option is not taken" "2,2b:b is taken beside n or g only"; do
     run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
     [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
