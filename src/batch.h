@@ -32,7 +32,7 @@ struct enc_format {
 	char eol;		/* kv: the byte that ends a line: newline, or NUL (-z) */
 	bool blank;		/* kv: fields split at runs of blanks, not at sep */
 	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
-	bool field_to_end;	/* kv: a string key from the field to the line's end */
+	unsigned field_span;	/* kv: a string key's fields past the first (cls_key) */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
 	bool unique;		/* keep the first record of each key */
 	bool str;		/* kv: string keys (strkey.h); kt is NULL */

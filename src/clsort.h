@@ -34,9 +34,13 @@ struct cls_key {
 	unsigned field;			/* from 1; 0: the whole line */
 	const struct key_type *type;	/* NULL: a byte string */
 	bool reverse;
-	bool to_end;			/* a string from the field to the line's
-					 * end (sort's -k N) */
+	unsigned span;			/* a string: the fields past the first it
+					 * takes (CLS_SPAN_END: all) */
 };
+
+/* A string key's fields past its first: all, to the line's end (sort's
+ * -k N; sort's -k N,M takes M - N). */
+#define CLS_SPAN_END (~0u)
 
 struct cls_opts {
 	const struct key_type *key;
@@ -50,7 +54,7 @@ struct cls_opts {
 	char separator;		/* kv */
 	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
 	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
-	bool field_to_end;	/* kv: a string key from the field to the line's end */
+	unsigned field_span;	/* kv: a string key's fields past the first (cls_key) */
 	bool zero_terminated;	/* kv: lines end in NUL (-z) */
 	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
 	const struct cls_key *keys;	/* kv: several keys (2 or more), for all of */

@@ -24,7 +24,7 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->eol = o->zero_terminated ? '\0' : '\n';
 	f->blank = o->blank_sep;
 	f->field = o->field;
-	f->field_to_end = o->field_to_end;
+	f->field_span = o->field_span;
 	f->skip_bad = o->skip_bad;
 	f->str = o->str_key;
 	f->unique = o->unique;

@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, false };
+	struct cls_key k = { 0, NULL, false, 0 };
 	const char *p = arg;
 	bool typed = false;
 
@@ -93,7 +93,7 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, false };
+	struct cls_key k = { 0, NULL, false, 0 };
 	const char *p = def;
 	unsigned end;
 	bool numeric = false, blanks = false, options = false;
@@ -106,9 +106,10 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 				    "-F N sorts by the whole field", def);
 		if (*p == ',' && p[1] >= '0' && p[1] <= '9') {
 			p++;
-			if (!field_number(&p, &end) || end != k.field)
-				return fail(err, errlen, "-k %s spans several fields: a key is one "
-					    "field, as in -k N,N", def);
+			if (!field_number(&p, &end) || end < k.field)
+				return fail(err, errlen, "-k %s: the key's end is a field from its "
+					    "start's to 65535", def);
+			k.span = end - k.field;
 			p--;
 			continue;
 		}
@@ -130,7 +131,7 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	if (!strchr(def, ',') && k.field == 1 && !numeric && !blanks)
 		k.field = 0;
 	else if (!strchr(def, ','))
-		k.to_end = true;
+		k.span = CLS_SPAN_END;
 	/* A number's leading blanks are skipped anyway; a string's are part
 	 * of the field, as sort has them without b. */
 	if (blanks && !numeric)
@@ -158,13 +159,13 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 
 	for (i = 0; i < l->n; i++) {
 		struct cls_key *const k = &l->keys[i];
-		if (!k->to_end || !(l->n == 1 ? one_number : k->type != NULL))
+		if (!k->span || !(l->n == 1 ? one_number : k->type != NULL))
 			continue;
 		if (!blank && in_number((unsigned char)sep))
-			return fail(err, errlen, "-k %u: a number from field %u to the end of the line "
+			return fail(err, errlen, "-k %u: a number that sort reads from field %u on "
 				    "may go on past the separator '%c': -k %u,%u reads the field alone",
 				    k->field, k->field, sep, k->field, k->field);
-		k->to_end = false;
+		k->span = 0;
 	}
 	return 0;
 }

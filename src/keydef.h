@@ -1,5 +1,5 @@
 /* Key definitions of the command line: clsort's -K FIELD[,TYPE][,r] and
- * sort(1)'s -k N,N[ngbr], gathered in the order given into the keys of a
+ * sort(1)'s -k N[,M][ngbr], gathered in the order given into the keys of a
  * sort of text lines (struct cls_key), the first the primary. */
 #ifndef CLSORT_KEYDEF_H
 #define CLSORT_KEYDEF_H
@@ -23,18 +23,18 @@ struct kd_list {
  * or -1 with a one-line message in err. */
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
 
-/* Append sort's key definition of one field, def being "N,N" with the
- * options n or g (a number: f64), r, and b (beside n or g, whose leading
- * blanks are skipped anyway); or "N" with the same options, a key that
- * runs from field N to the line's end (N 1 with no n, g or b: the whole
- * line).  As in sort, a key with options of its own does not take
+/* Append sort's key definition, def being "N,M" (fields N to M, M at
+ * least N) with the options n or g (a number: f64), r, and b (beside n or
+ * g, whose leading blanks are skipped anyway); or "N" with the same
+ * options, a key that runs from field N to the line's end (N 1 with no n,
+ * g or b: the whole line).  As in sort, a key with options of its own does not take
  * --descending.  0, or -1 with a message in err that names the clsort
  * way where there is one. */
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen);
 
 /* Once the separator is known (blank, or the byte sep): a number's key
- * that runs to the line's end is read from its field alone, as sort reads
- * the number at the field's start and stops at the separator; -1 with a
+ * of several fields is read from its first field alone, as sort reads the
+ * number at the field's start and stops at the separator; -1 with a
  * message in err where a number may go on past the separator (-t . or a
  * digit).  one_number: the one key of l is a number (its type comes from
  * -k TYPE where it is not its own). */

@@ -16,9 +16,10 @@ static inline bool is_blank(const struct enc_format *f, unsigned char c)
 /* Field number field of a line, as sort(1) takes -k N,N: between the
  * separators N-1 and N, or with -t blank from the end of field N-1 (its
  * leading blanks included) to the end of the next run of non-blanks;
- * to_end, as sort takes -k N: from the same start to the line's end.
- * Field 0 is the whole line.  False when the line has fewer fields. */
-static bool kv_field(const struct enc_format *f, unsigned field, bool to_end, const char *line,
+ * with span more fields, as sort takes -k N,N+span, the line's end where
+ * it has fewer (CLS_SPAN_END: to the line's end, sort's -k N).  Field 0
+ * is the whole line.  False when the line has fewer fields than field. */
+static bool kv_field(const struct enc_format *f, unsigned field, unsigned span, const char *line,
 		     size_t len, const char **key, size_t *klen)
 {
 	const char *p = line, *const end = line + len, *q;
@@ -36,7 +37,10 @@ static bool kv_field(const struct enc_format *f, unsigned field, bool to_end, co
 				return false;
 			p = q + 1;
 		}
-		q = to_end ? NULL : memchr(p, f->sep, (size_t)(end - p));
+		/* The separator after the key's last field. */
+		q = span == CLS_SPAN_END ? NULL : memchr(p, f->sep, (size_t)(end - p));
+		for (n = 0; q && n < span; n++)
+			q = memchr(q + 1, f->sep, (size_t)(end - q - 1));
 		*key = p;
 		*klen = (size_t)((q ? q : end) - p);
 		return true;
@@ -50,21 +54,23 @@ static bool kv_field(const struct enc_format *f, unsigned field, bool to_end, co
 		if (p == end)
 			return false;
 	}
-	q = to_end ? end : p;
-	while (q < end && is_blank(f, (unsigned char)*q))
-		q++;
-	while (q < end && !is_blank(f, (unsigned char)*q))
-		q++;
+	q = p;
+	for (n = 0; q < end && (span == CLS_SPAN_END || n <= span); n++) {
+		while (q < end && is_blank(f, (unsigned char)*q))
+			q++;
+		while (q < end && !is_blank(f, (unsigned char)*q))
+			q++;
+	}
 	*key = p;
 	*klen = (size_t)(q - p);
 	return true;
 }
 
 /* A string key's field: a missing one is an empty key, as sort has it. */
-static void str_field(const struct enc_format *f, unsigned field, bool to_end, const char *line,
+static void str_field(const struct enc_format *f, unsigned field, unsigned span, const char *line,
 		      size_t len, const char **key, size_t *klen)
 {
-	if (!kv_field(f, field, to_end, line, len, key, klen)) {
+	if (!kv_field(f, field, span, line, len, key, klen)) {
 		*key = line + len;
 		*klen = 0;
 	}
@@ -81,7 +87,7 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 	int rc;
 
 	/* A number a missing field cannot be. */
-	if (!kv_field(f, field, false, line, len, &k, &klen))
+	if (!kv_field(f, field, 0, line, len, &k, &klen))
 		return KV_NOFIELD;
 	*kp = k;
 	*kplen = klen;
@@ -126,7 +132,7 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 		size_t plen;
 
 		if (!k->type) {
-			str_field(f, k->field, k->to_end, line, len, &p, &plen);
+			str_field(f, k->field, k->span, line, len, &p, &plen);
 			if (i + 1 == f->nkeys && !inv) {
 				/* Nothing follows: the bytes order themselves. */
 				if (s->n < s->cap)
@@ -184,7 +190,7 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 		return KEY_OK;
 	}
 	if (f->str) {
-		str_field(f, f->field, f->field_to_end, line, len, kp, kplen);
+		str_field(f, f->field, f->field_span, line, len, kp, kplen);
 		if (key)
 			*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
 		return KEY_OK;
@@ -206,8 +212,8 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 		int c;
 
 		if (!k->type) {
-			str_field(f, k->field, k->to_end, a, alen, &x, &xl);
-			str_field(f, k->field, k->to_end, b, blen, &y, &yl);
+			str_field(f, k->field, k->span, a, alen, &x, &xl);
+			str_field(f, k->field, k->span, b, blen, &y, &yl);
 			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
 		} else {
 			uint64_t u = 0, v = 0;
@@ -242,7 +248,7 @@ void kvk_report(const struct enc_format *f, const char *name, uint64_t line_no, 
 			kt = f->keys[bad].type;
 		}
 	}
-	kv_field(f, field, false, line, len, &k, &klen);
+	kv_field(f, field, 0, line, len, &k, &klen);
 	/* Bytes a terminal would not show as they are, escaped as C writes
 	 * them: a CRLF line's key reads '10\r'. */
 	for (i = 0; i < klen && n < 40; i++) {

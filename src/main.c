@@ -85,8 +85,8 @@ static const struct poptOption options[] = {
 	{ "key-type", 'k', POPT_ARG_STRING, NULL, OPT_KEY,
 	  "key type: u32 (default), i32, f32, u64, i64, f64; str for text keys compared "
 	  "byte by byte, e.g. -t, -F 2 -k str; bytes:N for binary keys of N bytes (1 to 64) in "
-	  "memcmp order, e.g. -R 100 -k bytes:10; or a sort(1) key of one field, e.g. -k2,2n "
-	  "(-K 2,f64) or -k3,3r (-K 3,str,r), or to the line's end (-k2), repeatable as -K",
+	  "memcmp order, e.g. -R 100 -k bytes:10; or a sort(1) key definition, e.g. -k2,2n "
+	  "(-K 2,f64), -k3,3r (-K 3,str,r), -k2 or -k1,2, repeatable as -K",
 	  "TYPE|KEYDEF" },
 	{ "sort-key", 'K', POPT_ARG_STRING, NULL, OPT_SORT_KEY,
 	  "text: sort by field FIELD (0: the whole line) as TYPE (str, the default, or a key type), "
@@ -471,8 +471,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			goto fail;
 		}
 	}
-	/* sort's -k N: a string runs to the line's end, a number is its
-	 * field's. */
+	/* sort's -k N and -k N,M: a string takes the fields to the line's
+	 * end or to field M, a number is its field's. */
 	if (keydefs.n) {
 		char err[256];
 		if (kd_check_ends(&keydefs, keydefs.n == 1 && !o.str_key, o.blank_sep, o.separator,
@@ -480,7 +480,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			status = usage_error("%s", err);
 			goto fail;
 		}
-		o.field_to_end = keydefs.n == 1 && keydefs.keys[0].to_end;
+		o.field_span = keydefs.n == 1 ? keydefs.keys[0].span : 0;
 	}
 	if (record_arg != LONG_MIN && record_arg < 1) {
 		status = usage_error("invalid record size '%s'", long_text(record_arg));

@@ -66,9 +66,10 @@ same_as_sort() {
   same_as_sort "$T/in" "-k str -F 0 -u -r" -u -r
 }
 
-@test "sort's -k 2: keys from a field to the line's end, sharing long prefixes" {
+@test "sort's -k 2 and -k 1,2: keys of several fields, sharing long prefixes" {
   gen_lines 3000 7 > "$T/in"
   same_as_sort "$T/in" "-t , -k2" -t , -k2
+  same_as_sort "$T/in" "-t , -k1,2" -t , -k1,2
   same_as_sort "$T/in" "-t , -k2 -u -r" -t , -k2 -u -r
   same_as_sort "$T/in" "-t , -k3 -k1,1r" -t , -k3 -k1,1r
 }

@@ -404,9 +404,12 @@ bad
   sort -s -k2,2 < "$T/blank" | cmp - <("$CLSORT" "${DEV[@]}" -k2,2 "$T/blank")
 }
 
-@test "sort's -k N: a string runs to the line's end, a number is its field's, as sort -s -k N" {
+@test "sort's -k N and -k N,M: a string takes the fields, a number its first, as sort -s" {
   gen_text 3000 23 , > "$T/in"
   same_as_sort "$T/in" "-t , -k2" -t , -k2
+  same_as_sort "$T/in" "-t , -k2,4" -t , -k2,4
+  same_as_sort "$T/in" "-t , -k4,5r -k1,2" -t , -k4,5r -k1,2
+  same_as_sort "$T/in" "-t , -k3,4n" -t , -k3,4n
   same_as_sort "$T/in" "-t , -k4r" -t , -k4r
   same_as_sort "$T/in" "-t , -k2 -r -u" -t , -k2 -r -u
   same_as_sort "$T/in" "-t , -k3n" -t , -k3n
@@ -420,9 +423,12 @@ bad
   same_as_sort "$T/blank" "-k2" -k2
   same_as_sort "$T/blank" "-k2 -r" -k2 -r
   same_as_sort "$T/blank" "-k3" -k3
+  same_as_sort "$T/blank" "-k1,2" -k1,2
+  same_as_sort "$T/blank" "-k2,3 -r" -k2,3 -r
   printf 'b\n2 x\0a 3\0c\n1 y\0a\t0\0d 1\n\0' > "$T/z"
   same_as_sort "$T/z" "-z -k2" -z -k2
   same_as_sort "$T/z" "-z -k2n" -z -k2n
+  same_as_sort "$T/z" "-z -k1,2" -z -k1,2
   # Sorted by -k 2, the lines pass -c; by field 2 alone they need not.
   printf 'a,x,2\nb,x,1\n' > "$T/c"
   "$CLSORT" -c -t , -k2,2 "$T/c"
@@ -438,7 +444,7 @@ bad
     [[ "${stderr_lines[0]}" == *"may go on past the separator '$t': -k 2,2 reads the field alone"* ]] ||
       fail "-t $t -k 2n: ${stderr_lines[0]}"
   done
-  for case in "2,3:spans several fields" "2.3,2:character positions" \
+  for case in "3,2:the key's end is a field from its start's" "2.3,2:character positions" \
               "2,2h:sort(1) key option is not taken" "2,2b:b is taken beside n or g only"; do
     run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
     [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"

@@ -1,7 +1,7 @@
 /* The kv/CSV line parser: field split and key parse (enc_key) of one line.
  * The first byte picks the key type (or string keys), the separator mode
  * and the field; the rest is the line, whose last byte, odd, takes a string
- * key to the line's end.  Where a line's key may be read as
+ * key of several fields.  Where a line's key may be read as
  * plain digits (kvkey.h), that read must give what enc_key gives, or
  * decline: the target aborts otherwise. */
 #include "config.h"
@@ -40,9 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.eol = '\n';
 	/* The first field, of which the digits' read is, the more often. */
 	f.field = (data[0] >> 5) % 4 == 3 ? 1 : 1 + (data[0] >> 5) % 4;
-	/* A string key to the line's end (sort's -k N) where the line's last
-	 * byte is odd. */
-	f.field_to_end = f.str && size > 1 && data[size - 1] & 1;
+	/* A string key of several fields where the line's last byte is odd:
+	 * to the line's end (sort's -k N) or one or two more (-k N,M). */
+	f.field_span = f.str && size > 1 && data[size - 1] & 1 ?
+			       (data[size - 1] >> 1) % 3 == 0 ? CLS_SPAN_END : 1 + (data[size - 1] >> 1) % 3 % 2 :
+			       0;
 	f.indexed = true;
 	f.kind = f.str ? WORD128 : key_word_kind(f.kt, true);
 	rc = enc_key(&f, data + 1, size - 1, &key);
