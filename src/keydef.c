@@ -88,6 +88,15 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 			return fail(err, errlen, "-K %s: invalid key type '%s': use u32, i32, f32, u64, "
 				    "i64, f64 or str", arg, name);
 	}
+	l->own_syntax = true;
+	return append(l, &k, true, err, errlen);
+}
+
+int kd_add_line_number(struct kd_list *l, char *err, size_t errlen)
+{
+	const struct cls_key k = { 1, NULL, false, CLS_SPAN_END };
+
+	l->sort_syntax = true;
 	return append(l, &k, true, err, errlen);
 }
 
@@ -170,12 +179,23 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 	return 0;
 }
 
-void kd_finish(struct kd_list *l, bool descending)
+void kd_finish(struct kd_list *l, bool descending, bool numeric)
 {
 	size_t i;
 	for (i = 0; i < l->n; i++)
-		if (descending && l->inherit[i])
-			l->keys[i].reverse = true;
+		if (l->inherit[i]) {
+			if (descending)
+				l->keys[i].reverse = true;
+			if (numeric && !l->keys[i].type) {
+				l->keys[i].type = key_type_find("f64");
+				/* sort's -k 1 is the whole line; a number, that
+				 * at its start. */
+				if (l->keys[i].field == 0) {
+					l->keys[i].field = 1;
+					l->keys[i].span = CLS_SPAN_END;
+				}
+			}
+		}
 }
 
 void kd_free(struct kd_list *l)

@@ -34,7 +34,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
+static int descending, numeric, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
 static int sync_output;
 
 /* The string options' values.  popt hands each over (poptGetOptArg) and
@@ -118,6 +118,12 @@ static const struct poptOption options[] = {
 	{ "descending", 'r', POPT_ARG_NONE, &descending, 0, "sort in descending order", NULL },
 	{ "reverse", '\0', POPT_ARG_NONE, &descending, 0,
 	  "same as --descending", NULL },
+	{ "numeric-sort", 'n', POPT_ARG_NONE, &numeric, 0,
+	  "text: the keys are numbers (f64), as sort -n reads them: those of sort's -k with no "
+	  "option of their own, -F's field, or without either the number at the start of the "
+	  "line, e.g. du -s * | clsort -rn", NULL },
+	{ "general-numeric-sort", 'g', POPT_ARG_NONE, &numeric, 0, "same as --numeric-sort",
+	  NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
 	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
@@ -388,6 +394,23 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 
 	key_arg = type_arg;
+	/* sort's -n and -g: without -k or -F, the line's number. */
+	if (numeric) {
+		char err[256];
+		if (type_arg || keydefs.own_syntax) {
+			status = usage_error("%s", type_arg ? "-n (or -g) and -k TYPE both name the "
+							      "key's type"
+							    : "-n (or -g) applies to sort's -k: -K names "
+							      "its keys' types, e.g. -K 2,f64");
+			goto fail;
+		}
+		if (field_arg)
+			key_arg = "f64";
+		else if (!keydefs.n && kd_add_line_number(&keydefs, err, sizeof err)) {
+			status = usage_error("%s", err);
+			goto fail;
+		}
+	}
 	if (keydefs.n) {
 		static char field_text[24];
 		/* -k N,N -k TYPE: the one key, read as TYPE. */
@@ -401,7 +424,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		/* Without -t, sort splits fields at blanks. */
 		if (keydefs.sort_syntax && !sep_arg)
 			sep_arg = "blank";
-		kd_finish(&keydefs, descending);
+		kd_finish(&keydefs, descending, numeric);
 		if (keydefs.n == 1) {
 			/* One key: -F N -k TYPE. */
 			snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
@@ -492,6 +515,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 	if (o.format != CLS_FMT_BIN && (record_arg != LONG_MIN || offset_arg != LONG_MIN)) {
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
+		goto fail;
+	}
+	if (numeric && o.format != CLS_FMT_KV) {
+		status = usage_error("%s", "-n and -g apply to the kv format only");
 		goto fail;
 	}
 	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || o.header ||

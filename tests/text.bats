@@ -435,6 +435,30 @@ bad
   run -1 "$CLSORT" -c -t , -k2 "$T/c"
 }
 
+@test "sort's -n and -g: the line's number, or the keys' with no options of their own, as sort -s" {
+  gen_text 3000 29 , > "$T/in"
+  same_as_sort "$T/in" "-t , -n" -t , -n
+  same_as_sort "$T/in" "-t , -rn" -t , -rn
+  same_as_sort "$T/in" "-t , -k3,3 -n" -t , -k3,3 -n
+  same_as_sort "$T/in" "-t , -k3 -g -r" -t , -k3 -g -r
+  same_as_sort "$T/in" "-t , -k3,3 -k1 -n" -t , -k3,3 -k1 -n
+  same_as_sort "$T/in" "-t , -n -k2,2r -k1,1" -t , -n -k2,2r -k1,1
+  # Split at blanks: a number after blanks, a tab, a sign, a point.
+  printf '10 apples\n9 pears\n  100 x\n-3 y\n2.5\tz\n9 a\n' > "$T/blank"
+  same_as_sort "$T/blank" "-n" -n
+  same_as_sort "$T/blank" "-g -r" -g -r
+  # -F names the field as clsort does, -n makes its key a number.
+  sort -s -t , -k3,3n < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -F 3 -n "$T/in")
+  # What names its keys' types, and formats other than text, refuse it.
+  for case in "-k u32:-n (or -g) and -k TYPE both name the key's type" \
+              "-K 2:-n (or -g) applies to sort's -k" "-f bin:-n and -g apply to the kv format only" \
+              "-t .:may go on past the separator '.'"; do
+    run --separate-stderr "$CLSORT" ${case%%:*} -n "$T/blank"
+    [ "$status" -eq 2 ] || fail "${case%%:*} -n: status $status"
+    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*} -n: ${stderr_lines[0]}"
+  done
+}
+
 @test "sort's -k forms clsort does not take: one line naming the clsort way" {
   printf 'a,1\n' > "$T/in"
   # A number may go on past -t . or a digit: sort would read past its field.

@@ -18,7 +18,8 @@ _clsort()
 	local -a tokens replies
 	local opts='-k --key-type= -K --sort-key= -f --format= -R --record-size= --key-offset=
 		-t --field-separator= -F --field= -z --zero-terminated --header --header=
-		-u --unique -m --merge -r --descending --reverse -s --stable
+		-u --unique -m --merge -r --descending --reverse -n --numeric-sort
+		-g --general-numeric-sort -s --stable
 		-c --check --check= -C --skip-bad -o --output= --sync --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=
 		--host-threshold= --local-kernel= --device-sort= --parallel= --progress -v --verbose
