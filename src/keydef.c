@@ -92,14 +92,6 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 	return append(l, &k, true, err, errlen);
 }
 
-int kd_add_line_number(struct kd_list *l, char *err, size_t errlen)
-{
-	const struct cls_key k = { 1, NULL, false, CLS_SPAN_END };
-
-	l->sort_syntax = true;
-	return append(l, &k, true, err, errlen);
-}
-
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
 	struct cls_key k = { 0, NULL, false, 0 };

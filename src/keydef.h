@@ -42,10 +42,6 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char *err,
 		  size_t errlen);
 
-/* Append the key sort -n reads without -k: the number at the start of
- * the line, sort's -k 1 that takes -n (and -r). */
-int kd_add_line_number(struct kd_list *l, char *err, size_t errlen);
-
 /* Apply --descending, and numeric (sort's -n or -g: the type f64), to the
  * keys that take them: those of sort's -k with no option of their own. */
 void kd_finish(struct kd_list *l, bool descending, bool numeric);

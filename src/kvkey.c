@@ -55,7 +55,7 @@ static bool kv_field(const struct enc_format *f, unsigned field, unsigned span, 
 			return false;
 	}
 	q = p;
-	for (n = 0; q < end && (span == CLS_SPAN_END || n <= span); n++) {
+	for (n = 0; q < end && n <= span; n++) {
 		while (q < end && is_blank(f, (unsigned char)*q))
 			q++;
 		while (q < end && !is_blank(f, (unsigned char)*q))

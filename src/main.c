@@ -394,7 +394,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 
 	key_arg = type_arg;
-	/* sort's -n and -g: without -k or -F, the line's number. */
+	/* sort's -n and -g: without -k or -F, the line's number (sort's
+	 * -k 1, which kd_finish makes a number at the line's start). */
 	if (numeric) {
 		char err[256];
 		if (type_arg || keydefs.own_syntax) {
@@ -406,7 +407,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		}
 		if (field_arg)
 			key_arg = "f64";
-		else if (!keydefs.n && kd_add_line_number(&keydefs, err, sizeof err)) {
+		else if (!keydefs.n && kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
 			status = usage_error("%s", err);
 			goto fail;
 		}

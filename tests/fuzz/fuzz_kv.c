@@ -42,9 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.field = (data[0] >> 5) % 4 == 3 ? 1 : 1 + (data[0] >> 5) % 4;
 	/* A string key of several fields where the line's last byte is odd:
 	 * to the line's end (sort's -k N) or one or two more (-k N,M). */
-	f.field_span = f.str && size > 1 && data[size - 1] & 1 ?
-			       (data[size - 1] >> 1) % 3 == 0 ? CLS_SPAN_END : 1 + (data[size - 1] >> 1) % 3 % 2 :
-			       0;
+	if (f.str && size > 1 && data[size - 1] & 1)
+		f.field_span = (data[size - 1] >> 1) % 3 ? (data[size - 1] >> 1) % 3 : CLS_SPAN_END;
 	f.indexed = true;
 	f.kind = f.str ? WORD128 : key_word_kind(f.kt, true);
 	rc = enc_key(&f, data + 1, size - 1, &key);
