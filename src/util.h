@@ -33,6 +33,8 @@ void msg_unlock(void);
 extern void (*msg_erase)(void);
 
 double now_sec(void);
+/* Seconds of CPU time the calling thread has used. */
+double thread_cpu_sec(void);
 /* The wall-clock time ns nanoseconds from now, as pthread_cond_timedwait
  * takes a deadline. */
 struct timespec deadline_in(long ns);
