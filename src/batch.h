@@ -33,6 +33,8 @@ struct enc_format {
 	bool blank;		/* kv: fields split at runs of blanks, not at sep */
 	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
 	unsigned field_span;	/* kv: a string key's fields past the first (cls_key) */
+	bool num_lead;		/* kv: a float key is the number at its field's start
+				 * (cls_key) */
 	bool skip_bad;		/* kv: drop lines whose key does not parse */
 	bool unique;		/* keep the first record of each key */
 	bool str;		/* kv: string keys (strkey.h); kt is NULL */

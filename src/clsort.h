@@ -36,6 +36,9 @@ struct cls_key {
 	bool reverse;
 	unsigned span;			/* a string: the fields past the first it
 					 * takes (CLS_SPAN_END: all) */
+	bool lead;			/* a float: the number at its field's start,
+					 * as sort -n and -g read it (key_type's
+					 * parse_lead) */
 };
 
 /* A string key's fields past its first: all, to the line's end (sort's
@@ -55,6 +58,8 @@ struct cls_opts {
 	bool blank_sep;		/* kv: fields split at runs of blanks (-t blank) */
 	unsigned field;		/* kv: the key is this field, from 1; 0: the whole line */
 	unsigned field_span;	/* kv: a string key's fields past the first (cls_key) */
+	bool num_lead;		/* kv: a float key is the number at its field's start
+				 * (cls_key) */
 	bool zero_terminated;	/* kv: lines end in NUL (-z) */
 	bool str_key;		/* kv: the key is a byte string (-k str); key unused */
 	const struct cls_key *keys;	/* kv: several keys (2 or more), for all of */

@@ -25,6 +25,7 @@ int enc_setup(struct enc_format *f, const struct cls_opts *o)
 	f->blank = o->blank_sep;
 	f->field = o->field;
 	f->field_span = o->field_span;
+	f->num_lead = o->num_lead;
 	f->skip_bad = o->skip_bad;
 	f->str = o->str_key;
 	f->unique = o->unique;

@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0 };
+	struct cls_key k = { 0, NULL, false, 0, false };
 	const char *p = arg;
 	bool typed = false;
 
@@ -94,7 +94,7 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0 };
+	struct cls_key k = { 0, NULL, false, 0, false };
 	const char *p = def;
 	unsigned end;
 	bool numeric = false, blanks = false, options = false;
@@ -138,8 +138,10 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	if (blanks && !numeric)
 		return fail(err, errlen, "-k %s: b is taken beside n or g only (a string key keeps "
 			    "its leading blanks)", def);
-	if (numeric)
+	if (numeric) {
 		k.type = key_type_find("f64");
+		k.lead = true;
+	}
 	l->sort_syntax = true;
 	return append(l, &k, !options, err, errlen);
 }
@@ -180,6 +182,7 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric)
 				l->keys[i].reverse = true;
 			if (numeric && !l->keys[i].type) {
 				l->keys[i].type = key_type_find("f64");
+				l->keys[i].lead = true;
 				/* sort's -k 1 is the whole line; a number, that
 				 * at its start. */
 				if (l->keys[i].field == 0) {

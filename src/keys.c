@@ -106,13 +106,34 @@ static int p_i64(const char *s, size_t len, uint64_t *raw)
 	return rc;
 }
 
+/* Whether byte c may be part of a number strtod reads: a digit, a letter
+ * (an exponent, a hexadecimal digit, inf, nan), a point or a sign. */
+static inline bool in_float(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '.' ||
+	       c == '+' || c == '-';
+}
+
 /* strtod wants a terminated string: copy the key, on the stack when short.
- * The program never calls setlocale(), so strtod reads the C locale. */
-static int parse_float(const char *s, size_t len, bool single, uint64_t *raw)
+ * The program never calls setlocale(), so strtod reads the C locale.
+ * lead: the number at the key's start (parse_lead), else the whole key;
+ * only the bytes that may be part of it are copied, so that the rest of
+ * a long field is not. */
+static int parse_float(const char *s, size_t len, bool single, bool lead, uint64_t *raw)
 {
 	char small[128], *buf = small, *end;
 	int rc = KEY_OK;
 
+	if (lead) {
+		size_t n = 0;
+		while (len && (*s == ' ' || *s == '\t')) {
+			s++;
+			len--;
+		}
+		while (n < len && in_float((unsigned char)s[n]))
+			n++;
+		len = n;
+	}
 	if (len == 0 || s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' ||
 	    s[0] == '\v' || s[0] == '\f' || memchr(s, '\0', len))
 		return KEY_BAD;
@@ -134,15 +155,32 @@ static int parse_float(const char *s, size_t len, bool single, uint64_t *raw)
 		if (errno == ERANGE && isinf(d))
 			rc = KEY_RANGE;
 	}
-	if (end != buf + len)
+	if (lead ? end == buf : end != buf + len)
 		rc = KEY_BAD;
 	if (buf != small)
 		free(buf);
 	return rc;
 }
 
-static int p_f32(const char *s, size_t len, uint64_t *raw) { return parse_float(s, len, true, raw); }
-static int p_f64(const char *s, size_t len, uint64_t *raw) { return parse_float(s, len, false, raw); }
+static int p_f32(const char *s, size_t len, uint64_t *raw)
+{
+	return parse_float(s, len, true, false, raw);
+}
+
+static int p_f64(const char *s, size_t len, uint64_t *raw)
+{
+	return parse_float(s, len, false, false, raw);
+}
+
+static int l_f32(const char *s, size_t len, uint64_t *raw)
+{
+	return parse_float(s, len, true, true, raw);
+}
+
+static int l_f64(const char *s, size_t len, uint64_t *raw)
+{
+	return parse_float(s, len, false, true, raw);
+}
 
 static uint64_t r_u32(uint64_t s) { return s; }
 static uint64_t r_i32(uint64_t s) { return s ^ 0x80000000u; }
@@ -258,13 +296,13 @@ DEFINE_DECODE(u64, uint64_t)
 DEFINE_DECODE(i64, uint64_t)
 
 const struct key_type key_types[] = {
-	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32, 0, UINT32_MAX },
-	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32, 0, INT32_MAX },
-	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL, 0, 0 },
-	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64, 0, UINT64_MAX },
-	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64, 0, INT64_MAX },
-	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL, 0, 0 },
-	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL, 0, 0 },
+	{ "u32", 4, true, f_u32, r_u32, p_u32, e_u32, d_u32, 0, UINT32_MAX, NULL },
+	{ "i32", 4, true, f_i32, r_i32, p_i32, e_i32, d_i32, 0, INT32_MAX, NULL },
+	{ "f32", 4, false, f_f32, NULL, p_f32, e_f32, NULL, 0, 0, l_f32 },
+	{ "u64", 8, true, f_u64, r_u64, p_u64, e_u64, d_u64, 0, UINT64_MAX, NULL },
+	{ "i64", 8, true, f_i64, r_i64, p_i64, e_i64, d_i64, 0, INT64_MAX, NULL },
+	{ "f64", 8, false, f_f64, NULL, p_f64, e_f64, NULL, 0, 0, l_f64 },
+	{ NULL, 0, false, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL },
 };
 
 const struct key_type *key_type_find(const char *name)

@@ -51,6 +51,10 @@ struct key_type {
 	 * a sign, as the digits' own value (kvk_digits_key); 0 where parse
 	 * reads more than plain digits. */
 	uint64_t dec_max;
+	/* parse, but of the number at the start of s, as sort -g reads it:
+	 * its leading blanks skipped, what follows it ignored; KEY_BAD where
+	 * s does not start with one.  NULL but for the float types. */
+	int (*parse_lead)(const char *s, size_t len, uint64_t *raw);
 };
 
 extern const struct key_type key_types[];

@@ -76,9 +76,10 @@ static void str_field(const struct enc_format *f, unsigned field, unsigned span,
 	}
 }
 
-/* The number in a field as a sortable key of type kt (no mask): KEY_OK,
+/* The number in a field as a sortable key of type kt (no mask), or with
+ * lead the number at the field's start (key_type's parse_lead): KEY_OK,
  * KEY_BAD, KEY_RANGE or KV_NOFIELD; the field in *kp, *kplen. */
-static int num_key(const struct enc_format *f, unsigned field, const struct key_type *kt,
+static int num_key(const struct enc_format *f, unsigned field, const struct key_type *kt, bool lead,
 		   const char *line, size_t len, uint64_t *key, const char **kp, size_t *kplen)
 {
 	const char *k;
@@ -98,7 +99,7 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 			k++, klen--;
 	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
 		klen--;
-	rc = kt->parse(k, klen, &raw);
+	rc = lead && kt->parse_lead ? kt->parse_lead(k, klen, &raw) : kt->parse(k, klen, &raw);
 	if (rc == KEY_OK)
 		*key = kt->sortable(raw);
 	return rc;
@@ -152,7 +153,8 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 		} else {
 			uint64_t v;
 			unsigned b;
-			const int rc = num_key(f, k->field, k->type, line, len, &v, &p, &plen);
+			const int rc = num_key(f, k->field, k->type, k->lead, line, len, &v, &p,
+					       &plen);
 			if (rc != KEY_OK) {
 				*bad = i;
 				return rc;
@@ -195,7 +197,7 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 			*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
 		return KEY_OK;
 	}
-	rc = num_key(f, f->field, f->kt, line, len, key, kp, kplen);
+	rc = num_key(f, f->field, f->kt, f->num_lead, line, len, key, kp, kplen);
 	if (rc == KEY_OK)
 		*key ^= f->mask;
 	return rc;
@@ -217,8 +219,8 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
 		} else {
 			uint64_t u = 0, v = 0;
-			num_key(f, k->field, k->type, a, alen, &u, &x, &xl);
-			num_key(f, k->field, k->type, b, blen, &v, &y, &yl);
+			num_key(f, k->field, k->type, k->lead, a, alen, &u, &x, &xl);
+			num_key(f, k->field, k->type, k->lead, b, blen, &v, &y, &yl);
 			c = (u > v) - (u < v);
 		}
 		if (c)

@@ -405,8 +405,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 							      "its keys' types, e.g. -K 2,f64");
 			goto fail;
 		}
-		if (field_arg)
+		if (field_arg) {
 			key_arg = "f64";
+			o.num_lead = true;
+		}
 		else if (!keydefs.n && kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
 			status = usage_error("%s", err);
 			goto fail;
@@ -433,6 +435,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			if (!typed)
 				key_arg = keydefs.keys[0].type ? (char *)keydefs.keys[0].type->name :
 								 "str";
+			o.num_lead = keydefs.keys[0].lead;
 			descending = keydefs.keys[0].reverse;
 		} else {
 			o.keys = keydefs.keys;

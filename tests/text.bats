@@ -449,6 +449,29 @@ bad
   same_as_sort "$T/blank" "-g -r" -g -r
   # -F names the field as clsort does, -n makes its key a number.
   sort -s -t , -k3,3n < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -F 3 -n "$T/in")
+}
+
+@test "sort's -n, -g and -kNn read the number at the key's start, what follows it ignored" {
+  # grep -n's lines, a count and a word, units: the number, then text.
+  printf '12:foo bar\n3:baz\n100:x\n-2:y\n7.5:z\n  4abc d\n12:again\n' > "$T/lead"
+  same_as_sort "$T/lead" "-n" -n
+  same_as_sort "$T/lead" "-rn" -rn
+  same_as_sort "$T/lead" "-g" -g
+  printf 'a,5kg,x\nb, 3 kg,y\nc,-1.5e0x,z\nd,40,w\ne,5kg,v\n' > "$T/units"
+  same_as_sort "$T/units" "-t , -k2n" -t , -k2n
+  same_as_sort "$T/units" "-t , -k2,2nr -k1,1" -t , -k2,2nr -k1,1
+  sort -s -t , -k2,2n < "$T/units" | cmp - <("$CLSORT" "${DEV[@]}" -t , -F 2 -n "$T/units")
+  # A key with no number at its start is still an error naming its line.
+  printf '3:x\nabc:y\n' > "$T/bad"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -n "$T/bad"
+  [ "$status" -eq 2 ] && [ -z "$output" ] || fail "status $status, output $output"
+  [ "$stderr" = "clsort: $T/bad:2: invalid f64 key 'abc:y'" ] || fail "$stderr"
+  # clsort's own key types read the whole field: -K and -k f64 refuse '5kg'.
+  for opts in "-t , -K 2,f64" "-t , -F 2 -k f64"; do
+    run --separate-stderr "$CLSORT" "${DEV[@]}" $opts "$T/units"
+    [ "$status" -eq 2 ] || fail "$opts: status $status"
+    [[ "$stderr" == *"$T/units:1: invalid f64 key '5kg'" ]] || fail "$opts: $stderr"
+  done
   # What names its keys' types, and formats other than text, refuse it.
   for case in "-k u32:-n (or -g) and -k TYPE both name the key's type" \
               "-K 2:-n (or -g) applies to sort's -k" "-f bin:-n and -g apply to the kv format only" \

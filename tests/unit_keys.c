@@ -222,6 +222,57 @@ static void test_float_parse(void)
 	}
 }
 
+/* The number at a key's start, as sort -n and -g read it: leading
+ * blanks skipped, what follows ignored; none there is KEY_BAD.  The
+ * integer types have no such parse. */
+static void leads_to(const char *type, const char *s, size_t len, int want_rc, uint64_t want)
+{
+	uint64_t raw = 0;
+	const int rc = T(type)->parse_lead(s, len, &raw);
+
+	ok(rc == want_rc && (rc != KEY_OK || raw == want), "%s reads the number at the start of "
+	   "'%.*s' (rc %d, got 0x%llx)", type, (int)len, s, rc, (unsigned long long)raw);
+}
+
+static void test_lead_parse(void)
+{
+	static const struct {
+		const char *s;
+		double want;
+	} nums[] = {
+		{ "12:foo", 12 }, { "  7x", 7 }, { "\t-1.5e3 apples", -1500 }, { "3.", 3 },
+		{ "1e", 1 }, { "2e+", 2 }, { ".5kg", 0.5 }, { "0x1p-3z", 0.125 }, { "+4,5", 4 },
+		{ "inf,", INFINITY }, { "-Infinity!", -INFINITY }, { "10\r", 10 },
+	};
+	static const char *const none[] = { "", "  ", "abc", "-", ".", "+.e1", "x12", "\r5" };
+	size_t i;
+	uint64_t raw;
+
+	for (i = 0; i < sizeof nums / sizeof nums[0]; i++)
+		leads_to("f64", nums[i].s, strlen(nums[i].s), KEY_OK, f64bits(nums[i].want));
+	for (i = 0; i < sizeof none / sizeof none[0]; i++)
+		leads_to("f64", none[i], strlen(none[i]), KEY_BAD, 0);
+	leads_to("f32", "2.5:x", 5, KEY_OK, f32bits(2.5f));
+	leads_to("f64", "1e999 big", 9, KEY_RANGE, 0);
+	/* Only the length given is read, and a NUL ends the number. */
+	leads_to("f64", "123", 2, KEY_OK, f64bits(12));
+	leads_to("f64", "5\0" "7", 3, KEY_OK, f64bits(5));
+	leads_to("f64", "\0" "7", 2, KEY_BAD, 0);
+	/* A number followed by a long text, and one of 300 digits. */
+	{
+		char field[400];
+		memset(field, ':', sizeof field);
+		memcpy(field, "-25", 3);
+		leads_to("f64", field, sizeof field, KEY_OK, f64bits(-25));
+		memset(field, '0', 300);
+		field[299] = '9';
+		leads_to("f64", field, sizeof field, KEY_OK, f64bits(9));
+	}
+	/* The whole-key parse still takes a number alone. */
+	ok(T("f64")->parse("12:foo", 6, &raw) == KEY_BAD, "f64 parse rejects '12:foo'");
+	ok(!T("u32")->parse_lead && !T("i64")->parse_lead, "integer types read whole keys only");
+}
+
 /* -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN */
 static void test_float_order(void)
 {
@@ -827,6 +878,7 @@ int main(void)
 	test_table();
 	test_integer_parse();
 	test_float_parse();
+	test_lead_parse();
 	test_float_order();
 	test_integer_order();
 	test_encode();
