@@ -118,7 +118,7 @@ static inline bool in_float(unsigned char c)
  * The program never calls setlocale(), so strtod reads the C locale.
  * lead: the number at the key's start (parse_lead), else the whole key;
  * only the bytes that may be part of it are copied, so that the rest of
- * a long field is not. */
+ * a long field is not, and a zero is +0. */
 static int parse_float(const char *s, size_t len, bool single, bool lead, uint64_t *raw)
 {
 	char small[128], *buf = small, *end;
@@ -142,15 +142,20 @@ static int parse_float(const char *s, size_t len, bool single, bool lead, uint64
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	errno = 0;
+	/* sort -n and -g find -0 equal to 0: as they read it, it is 0. */
 	if (single) {
 		float f = strtof(buf, &end);
 		uint32_t b;
+		if (lead && f == 0)
+			f = 0;
 		memcpy(&b, &f, 4);
 		*raw = b;
 		if (errno == ERANGE && isinf(f))
 			rc = KEY_RANGE;
 	} else {
 		double d = strtod(buf, &end);
+		if (lead && d == 0)
+			d = 0;
 		memcpy(raw, &d, 8);
 		if (errno == ERANGE && isinf(d))
 			rc = KEY_RANGE;

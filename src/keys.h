@@ -52,8 +52,9 @@ struct key_type {
 	 * reads more than plain digits. */
 	uint64_t dec_max;
 	/* parse, but of the number at the start of s, as sort -g reads it:
-	 * its leading blanks skipped, what follows it ignored; KEY_BAD where
-	 * s does not start with one.  NULL but for the float types. */
+	 * its leading blanks skipped, what follows it ignored, -0 read as 0
+	 * (which sort finds equal); KEY_BAD where s does not start with one.
+	 * NULL but for the float types. */
 	int (*parse_lead)(const char *s, size_t len, uint64_t *raw);
 };
 

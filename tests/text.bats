@@ -451,9 +451,9 @@ bad
   sort -s -t , -k3,3n < "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t , -F 3 -n "$T/in")
 }
 
-@test "sort's -n, -g and -kNn read the number at the key's start, what follows it ignored" {
+@test "sort's -n, -g and -kNn read the number at the key's start, what follows it ignored, -0 as 0" {
   # grep -n's lines, a count and a word, units: the number, then text.
-  printf '12:foo bar\n3:baz\n100:x\n-2:y\n7.5:z\n  4abc d\n12:again\n' > "$T/lead"
+  printf '12:foo bar\n3:baz\n0:u\n100:x\n-2:y\n7.5:z\n-0:w\n  4abc d\n12:again\n0.0:v\n' > "$T/lead"
   same_as_sort "$T/lead" "-n" -n
   same_as_sort "$T/lead" "-rn" -rn
   same_as_sort "$T/lead" "-g" -g

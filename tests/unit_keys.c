@@ -242,7 +242,8 @@ static void test_lead_parse(void)
 	} nums[] = {
 		{ "12:foo", 12 }, { "  7x", 7 }, { "\t-1.5e3 apples", -1500 }, { "3.", 3 },
 		{ "1e", 1 }, { "2e+", 2 }, { ".5kg", 0.5 }, { "0x1p-3z", 0.125 }, { "+4,5", 4 },
-		{ "inf,", INFINITY }, { "-Infinity!", -INFINITY }, { "10\r", 10 },
+		{ "inf,", INFINITY }, { "-Infinity!", -INFINITY }, { "10\r", 10 }, { "-0", 0 },
+		{ "-0.0e5x", 0 },
 	};
 	static const char *const none[] = { "", "  ", "abc", "-", ".", "+.e1", "x12", "\r5" };
 	size_t i;
@@ -253,6 +254,7 @@ static void test_lead_parse(void)
 	for (i = 0; i < sizeof none / sizeof none[0]; i++)
 		leads_to("f64", none[i], strlen(none[i]), KEY_BAD, 0);
 	leads_to("f32", "2.5:x", 5, KEY_OK, f32bits(2.5f));
+	leads_to("f32", "-0:x", 4, KEY_OK, f32bits(0.0f));
 	leads_to("f64", "1e999 big", 9, KEY_RANGE, 0);
 	/* Only the length given is read, and a NUL ends the number. */
 	leads_to("f64", "123", 2, KEY_OK, f64bits(12));
