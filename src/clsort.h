@@ -39,6 +39,9 @@ struct cls_key {
 	bool lead;			/* a float: the number at its field's start,
 					 * as sort -n and -g read it (key_type's
 					 * parse_lead) */
+	bool human;			/* with lead: the unit right after the
+					 * number (K, M, G...) orders first, as
+					 * sort -h has it */
 };
 
 /* A string key's fields past its first: all, to the line's end (sort's

@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false };
 	const char *p = arg;
 	bool typed = false;
 
@@ -94,10 +94,10 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false };
 	const char *p = def;
 	unsigned end;
-	bool numeric = false, blanks = false, options = false;
+	bool numeric = false, human = false, blanks = false, options = false;
 
 	if (!field_number(&p, &k.field) || k.field == 0)
 		return fail(err, errlen, "-k %s: the key's field is a number from 1 to 65535", def);
@@ -114,16 +114,18 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 			p--;
 			continue;
 		}
-		if (*p == 'n' || *p == 'g')
+		if (*p == 'n' || *p == 'g' || *p == 'h') {
 			numeric = true;
+			human = human || *p == 'h';
+		}
 		else if (*p == 'r')
 			k.reverse = true;
 		else if (*p == 'b')
 			blanks = true;
 		else if (*p)
 			return fail(err, errlen, *p == ',' ? "-k %s: the key's end is not a field number" :
-				    "-k %s: this sort(1) key option is not taken (n, g, r; b beside n "
-				    "or g)", def);
+				    "-k %s: this sort(1) key option is not taken (n, g, h, r; b beside "
+				    "n, g or h)", def);
 		else
 			break;
 		options = true;
@@ -136,11 +138,12 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	/* A number's leading blanks are skipped anyway; a string's are part
 	 * of the field, as sort has them without b. */
 	if (blanks && !numeric)
-		return fail(err, errlen, "-k %s: b is taken beside n or g only (a string key keeps "
-			    "its leading blanks)", def);
+		return fail(err, errlen, "-k %s: b is taken beside n, g or h only (a string key "
+			    "keeps its leading blanks)", def);
 	if (numeric) {
 		k.type = key_type_find("f64");
 		k.lead = true;
+		k.human = human;
 	}
 	l->sort_syntax = true;
 	return append(l, &k, !options, err, errlen);
@@ -173,7 +176,7 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 	return 0;
 }
 
-void kd_finish(struct kd_list *l, bool descending, bool numeric)
+void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human)
 {
 	size_t i;
 	for (i = 0; i < l->n; i++)
@@ -183,6 +186,7 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric)
 			if (numeric && !l->keys[i].type) {
 				l->keys[i].type = key_type_find("f64");
 				l->keys[i].lead = true;
+				l->keys[i].human = human;
 				/* sort's -k 1 is the whole line; a number, that
 				 * at its start. */
 				if (l->keys[i].field == 0) {
@@ -191,6 +195,16 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric)
 				}
 			}
 		}
+}
+
+bool kd_human(const struct kd_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->keys[i].human)
+			return true;
+	return false;
 }
 
 void kd_free(struct kd_list *l)

@@ -62,7 +62,7 @@ static int parse_decimal(const char *s, size_t len, bool sign_ok, uint64_t limit
 		if (v > (UINT64_MAX - d) / 10) {
 			/* Keep scanning: a non-digit later makes it BAD, not RANGE. */
 			for (i++; i < len; i++)
-				if ((unsigned char)s[i] - '0' > 9)
+				if ((unsigned)((unsigned char)s[i] - '0') > 9)
 					return KEY_BAD;
 			return KEY_RANGE;
 		}

@@ -105,6 +105,63 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 	return rc;
 }
 
+/* sort -h's order of the unit c after a number: K (or k), M, G, T, P, E,
+ * Z, Y, R, Q from 1; 0 for anything else. */
+static int unit_order(unsigned char c)
+{
+	static const char units[] = "KMGTPEZYRQ";
+	const char *u = c ? strchr(units, c == 'k' ? 'K' : c) : NULL;
+
+	return u ? (int)(u - units) + 1 : 0;
+}
+
+/* A key of sort -h in a field: the number at its start, as sort -n reads
+ * it (blanks, a minus, digits with one point), and the order of the unit
+ * right after it, negative for a negative number, 0 for none or a zero:
+ * the order sorts first, the number's sortable value of type kt (a
+ * float) second.  KEY_OK, KEY_BAD (no digit), KEY_RANGE or KV_NOFIELD; the
+ * field in *kp, *kplen. */
+static int human_key(const struct enc_format *f, unsigned field, const struct key_type *kt,
+		     const char *line, size_t len, int *order, uint64_t *value, const char **kp,
+		     size_t *kplen)
+{
+	const char *k;
+	size_t klen, i = 0, start;
+	bool point = false, nonzero = false, digit = false;
+	uint64_t raw;
+	int rc;
+
+	if (!kv_field(f, field, 0, line, len, &k, &klen))
+		return KV_NOFIELD;
+	*kp = k;
+	*kplen = klen;
+	while (i < klen && is_blank(f, (unsigned char)k[i]))
+		i++;
+	start = i;
+	if (i < klen && k[i] == '-')
+		i++;
+	for (; i < klen; i++) {
+		if ((unsigned)((unsigned char)k[i] - '0') <= 9) {
+			digit = true;
+			nonzero = nonzero || k[i] != '0';
+		} else if (k[i] == '.' && !point) {
+			point = true;
+		} else {
+			break;
+		}
+	}
+	if (!digit)
+		return KEY_BAD;
+	rc = kt->parse_lead(k + start, i - start, &raw);
+	if (rc != KEY_OK)
+		return rc;
+	*value = kt->sortable(raw);
+	*order = nonzero && i < klen ? unit_order((unsigned char)k[i]) : 0;
+	if (k[start] == '-')
+		*order = -*order;
+	return KEY_OK;
+}
+
 /* Where a composed key goes: its first cap bytes into p; n counts them
  * all. */
 struct sink {
@@ -153,12 +210,18 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 		} else {
 			uint64_t v;
 			unsigned b;
-			const int rc = num_key(f, k->field, k->type, k->lead, line, len, &v, &p,
-					       &plen);
+			int order = 0;
+			const int rc = k->human ? human_key(f, k->field, k->type, line, len, &order,
+							    &v, &p, &plen) :
+						  num_key(f, k->field, k->type, k->lead, line, len,
+							  &v, &p, &plen);
 			if (rc != KEY_OK) {
 				*bad = i;
 				return rc;
 			}
+			/* The unit's order first, offset to a byte. */
+			if (k->human)
+				put(s, (unsigned char)(order + 128) ^ inv);
 			if (inv)
 				v = ~v & key_mask(k->type);
 			for (b = k->type->width; b-- > 0;)
@@ -171,7 +234,8 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 bool kvk_digits_ok(const struct enc_format *f)
 {
 	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->str && !f->blank && f->field == 1 && f->kt &&
-	       f->kt->dec_max && f->sep != f->eol && (unsigned char)f->sep - '0' > 9;
+	       f->kt->dec_max && f->sep != f->eol &&
+	       (unsigned)((unsigned char)f->sep - '0') > 9;
 }
 
 int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *key,
@@ -217,6 +281,12 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 			str_field(f, k->field, k->span, a, alen, &x, &xl);
 			str_field(f, k->field, k->span, b, blen, &y, &yl);
 			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
+		} else if (k->human) {
+			uint64_t u = 0, v = 0;
+			int ou = 0, ov = 0;
+			human_key(f, k->field, k->type, a, alen, &ou, &u, &x, &xl);
+			human_key(f, k->field, k->type, b, blen, &ov, &v, &y, &yl);
+			c = ou != ov ? (ou > ov) - (ou < ov) : (u > v) - (u < v);
 		} else {
 			uint64_t u = 0, v = 0;
 			num_key(f, k->field, k->type, k->lead, a, alen, &u, &x, &xl);

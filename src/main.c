@@ -34,7 +34,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, numeric, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
+static int descending, numeric, human, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
 static int sync_output;
 
 /* The string options' values.  popt hands each over (poptGetOptArg) and
@@ -124,6 +124,9 @@ static const struct poptOption options[] = {
 	  "line, e.g. du -s * | clsort -rn", NULL },
 	{ "general-numeric-sort", 'g', POPT_ARG_NONE, &numeric, 0, "same as --numeric-sort",
 	  NULL },
+	{ "human-numeric-sort", 'h', POPT_ARG_NONE, &human, 0,
+	  "text: as --numeric-sort, but a unit right after the number (K, M, G, T...) orders "
+	  "first, as sort -h has it, e.g. du -sh * | clsort -h", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
 	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
@@ -176,9 +179,9 @@ static const struct poptOption options[] = {
 	  "report the phase, bytes done, rate and time left on stderr (in place on a terminal)",
 	  NULL },
 	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
-	{ "help", 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help and exit", NULL },
+	{ "help", '\0', POPT_ARG_NONE, NULL, OPT_HELP, "show this help and exit", NULL },
 	/* No POPT_AUTOHELP: its -?, --help and --usage would stand beside
-	 * -h, --help as a second help. */
+	 * --help as a second help.  -h is sort's. */
 	POPT_TABLEEND
 };
 
@@ -394,22 +397,31 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	}
 
 	key_arg = type_arg;
-	/* sort's -n and -g: without -k or -F, the line's number (sort's
+	/* sort's -n, -g and -h: without -k or -F, the line's number (sort's
 	 * -k 1, which kd_finish makes a number at the line's start). */
+	if (numeric && human) {
+		status = usage_error("%s", "-h and -n (or -g) each say how numbers are read: one of them");
+		goto fail;
+	}
+	if (human && field_arg) {
+		status = usage_error("%s", "-h applies to sort's -k or the line's start, not -F: "
+				     "-k N,Nh");
+		goto fail;
+	}
+	numeric = numeric || human;
 	if (numeric) {
 		char err[256];
 		if (type_arg || keydefs.own_syntax) {
-			status = usage_error("%s", type_arg ? "-n (or -g) and -k TYPE both name the "
-							      "key's type"
-							    : "-n (or -g) applies to sort's -k: -K names "
-							      "its keys' types, e.g. -K 2,f64");
+			status = usage_error("%s", type_arg ? "-n (or -g, -h) and -k TYPE both name "
+							      "the key's type"
+							    : "-n (or -g, -h) applies to sort's -k: -K "
+							      "names its keys' types, e.g. -K 2,f64");
 			goto fail;
 		}
 		if (field_arg) {
 			key_arg = "f64";
 			o.num_lead = true;
-		}
-		else if (!keydefs.n && kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
+		} else if (!keydefs.n && kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
 			status = usage_error("%s", err);
 			goto fail;
 		}
@@ -418,6 +430,11 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		static char field_text[24];
 		/* -k N,N -k TYPE: the one key, read as TYPE. */
 		const bool typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
+		if (typed && kd_human(&keydefs)) {
+			status = usage_error("%s", "-k N,Nh reads a number and its unit: no -k TYPE "
+					     "beside it");
+			goto fail;
+		}
 		if (field_arg || (key_arg && !typed)) {
 			status = usage_error("%s", field_arg ? "-K (or sort's -k N,N) and -F both name the "
 					     "key field" : "-K (or sort's -k N,N) and -k TYPE both name the "
@@ -427,9 +444,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		/* Without -t, sort splits fields at blanks. */
 		if (keydefs.sort_syntax && !sep_arg)
 			sep_arg = "blank";
-		kd_finish(&keydefs, descending, numeric);
-		if (keydefs.n == 1) {
-			/* One key: -F N -k TYPE. */
+		kd_finish(&keydefs, descending, numeric, human);
+		/* One key: -F N -k TYPE; a key and its unit (sort's -h) is
+		 * composed as several keys are. */
+		if (keydefs.n == 1 && !kd_human(&keydefs)) {
 			snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
 			field_arg = field_text;
 			if (!typed)
@@ -443,7 +461,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			o.str_key = true;
 			descending = 0;
 			if (format_arg && strcmp(format_arg, "kv")) {
-				status = usage_error("%s", "several keys (-K) apply to the kv format only");
+				status = usage_error("%s", kd_human(&keydefs) ?
+						     "-n, -g and -h apply to the kv format only" :
+						     "several keys (-K) apply to the kv format only");
 				goto fail;
 			}
 		}
@@ -522,7 +542,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		goto fail;
 	}
 	if (numeric && o.format != CLS_FMT_KV) {
-		status = usage_error("%s", "-n and -g apply to the kv format only");
+		status = usage_error("%s", "-n, -g and -h apply to the kv format only");
 		goto fail;
 	}
 	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || o.header ||

@@ -473,12 +473,61 @@ bad
     [[ "$stderr" == *"$T/units:1: invalid f64 key '5kg'" ]] || fail "$opts: $stderr"
   done
   # What names its keys' types, and formats other than text, refuse it.
-  for case in "-k u32:-n (or -g) and -k TYPE both name the key's type" \
-              "-K 2:-n (or -g) applies to sort's -k" "-f bin:-n and -g apply to the kv format only" \
+  for case in "-k u32:-n (or -g, -h) and -k TYPE both name the key's type" \
+              "-K 2:-n (or -g, -h) applies to sort's -k" "-f bin:-n, -g and -h apply to the kv format only" \
               "-t .:may go on past the separator '.'"; do
     run --separate-stderr "$CLSORT" ${case%%:*} -n "$T/blank"
     [ "$status" -eq 2 ] || fail "${case%%:*} -n: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*} -n: ${stderr_lines[0]}"
+  done
+}
+
+# human N SEED: N lines of du -h's shape, "SIZE,COUNT<TAB>path", sizes
+# with and without units, negative ones, zeros with a unit.
+human() {
+  awk -v n="$1" -v seed="$2" 'BEGIN {
+    srand(seed)
+    split("K k M G T P E Z Y", u, " ")
+    for (i = 0; i < n; i++) {
+      r = rand()
+      if (r < 0.1) s = "0" (rand() < 0.5 ? u[1 + int(rand() * 9)] : "")
+      else if (r < 0.5) s = int(rand() * 1024) u[1 + int(rand() * 9)]
+      else if (r < 0.8) s = sprintf("%.1f", rand() * 10) u[1 + int(rand() * 9)]
+      else s = int(rand() * 5000)
+      if (rand() < 0.1) s = "-" s
+      printf "%s,%s\tdir%d\n", s, int(rand() * 50), i
+    }
+  }'
+}
+
+@test "sort's -h and -kNh: a number and its unit, as sort -s -h" {
+  human 3000 31 > "$T/in"
+  same_as_sort "$T/in" "-h" -h
+  same_as_sort "$T/in" "-rh" -rh
+  same_as_sort "$T/in" "-u -h" -u -h
+  same_as_sort "$T/in" "-t , -k1,1h -k2,2r" -t , -k1,1h -k2,2r
+  same_as_sort "$T/in" "-t , -k2,2n -k1,1hr" -t , -k2,2n -k1,1hr
+  # Units past Y (R and Q) above it; 1.0K and 1k equal; zero below any unit.
+  printf '1Q\n1R\n1Y\n2\n1.0K\n0M\n1k\n' | "$CLSORT" "${DEV[@]}" -h > "$T/got"
+  printf '0M\n2\n1.0K\n1k\n1Y\n1R\n1Q\n' | cmp - "$T/got"
+  # Checked and merged as sort orders them.
+  sort -s -h "$T/in" > "$T/sorted"
+  "$CLSORT" -c -h "$T/sorted"
+  run -1 "$CLSORT" -c -h "$T/in"
+  head -1000 "$T/in" | sort -s -h > "$T/a"
+  tail -n +1001 "$T/in" | sort -s -h > "$T/b"
+  sort -s -m -h "$T/a" "$T/b" | cmp - <("$CLSORT" "${DEV[@]}" -m -h "$T/a" "$T/b")
+  # A key with no digit at its start is an error naming its line.
+  printf '1K\nK1\n' > "$T/bad"
+  run --separate-stderr "$CLSORT" "${DEV[@]}" -h "$T/bad"
+  [ "$status" -eq 2 ] && [ -z "$output" ] || fail "status $status, output $output"
+  [[ "$stderr" == "clsort: $T/bad:2: invalid"*"'K1'" ]] || fail "$stderr"
+  for case in "-n -h:each say how numbers are read" "-F 2 -h:not -F: -k N,Nh" \
+              "-k 1,1h -k u32:reads a number and its unit: no -k TYPE beside it" \
+              "-f bin -h:-n, -g and -h apply to the kv format only"; do
+    run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
+    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
+    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
   done
 }
 
@@ -492,7 +541,7 @@ bad
       fail "-t $t -k 2n: ${stderr_lines[0]}"
   done
   for case in "3,2:the key's end is a field from its start's" "2.3,2:character positions" \
-              "2,2h:sort(1) key option is not taken" "2,2b:b is taken beside n or g only"; do
+              "2,2V:sort(1) key option is not taken" "2,2b:b is taken beside n, g or h only"; do
     run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
     [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "-k ${case%%:*}: ${stderr_lines[0]}"

@@ -84,6 +84,8 @@ static void test_integer_parse(void)
 	parses_as("u32", "1.0", KEY_BAD);
 	parses_as("u32", "1e3", KEY_BAD);
 	parses_as("u32", "99999999999999999999999x", KEY_BAD);
+	parses_as("u64", "99999999999999999999999.5", KEY_BAD);
+	parses_as("u64", "99999999999999999999999 ", KEY_BAD);
 
 	/* u64 */
 	parses_to("u64", "0", 0);
@@ -860,6 +862,13 @@ static void test_digits_key(void)
 	f.kt = T("u32");
 	f.sep = '5';
 	ok(!kvk_digits_ok(&f), "not a digit separator");
+	/* Separators that come before the digits in ASCII read them too. */
+	f.sep = ',';
+	ok(kvk_digits_ok(&f), "a CSV's comma may be read as digits");
+	f.sep = '\t';
+	ok(kvk_digits_ok(&f), "a tab may be read as digits");
+	f.sep = '/';
+	ok(kvk_digits_ok(&f), "'/', just below '0', may be read as digits");
 	f.sep = '\n';
 	ok(!kvk_digits_ok(&f), "not a separator that ends lines");
 	f.sep = ':';
