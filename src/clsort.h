@@ -42,6 +42,8 @@ struct cls_key {
 	bool human;			/* with lead: the unit right after the
 					 * number (K, M, G...) orders first, as
 					 * sort -h has it */
+	bool version;			/* a string: in sort -V's order, numbers
+					 * within it by value */
 };
 
 /* A string key's fields past its first: all, to the line's end (sort's

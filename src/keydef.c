@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false, false };
 	const char *p = arg;
 	bool typed = false;
 
@@ -94,10 +94,10 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false, false };
 	const char *p = def;
 	unsigned end;
-	bool numeric = false, human = false, blanks = false, options = false;
+	bool numeric = false, human = false, version = false, blanks = false, options = false;
 
 	if (!field_number(&p, &k.field) || k.field == 0)
 		return fail(err, errlen, "-k %s: the key's field is a number from 1 to 65535", def);
@@ -118,18 +118,23 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 			numeric = true;
 			human = human || *p == 'h';
 		}
+		else if (*p == 'V')
+			version = true;
 		else if (*p == 'r')
 			k.reverse = true;
 		else if (*p == 'b')
 			blanks = true;
 		else if (*p)
 			return fail(err, errlen, *p == ',' ? "-k %s: the key's end is not a field number" :
-				    "-k %s: this sort(1) key option is not taken (n, g, h, r; b beside "
-				    "n, g or h)", def);
+				    "-k %s: this sort(1) key option is not taken (n, g, h, V, r; b "
+				    "beside n, g or h)", def);
 		else
 			break;
 		options = true;
 	}
+	if (version && numeric)
+		return fail(err, errlen, "-k %s: V and a number's option (n, g, h) each say how "
+			    "the key is compared: one of them", def);
 	/* From the first field to the end: the whole line. */
 	if (!strchr(def, ',') && k.field == 1 && !numeric && !blanks)
 		k.field = 0;
@@ -145,6 +150,7 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 		k.lead = true;
 		k.human = human;
 	}
+	k.version = version;
 	l->sort_syntax = true;
 	return append(l, &k, !options, err, errlen);
 }
@@ -176,7 +182,7 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 	return 0;
 }
 
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human)
+void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version)
 {
 	size_t i;
 	for (i = 0; i < l->n; i++)
@@ -194,15 +200,17 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human)
 					l->keys[i].span = CLS_SPAN_END;
 				}
 			}
+			if (version && !l->keys[i].type)
+				l->keys[i].version = true;
 		}
 }
 
-bool kd_human(const struct kd_list *l)
+bool kd_composed(const struct kd_list *l)
 {
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (l->keys[i].human)
+		if (l->keys[i].human || l->keys[i].version)
 			return true;
 	return false;
 }

@@ -34,7 +34,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, numeric, human, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
+static int descending, numeric, human, version, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
 static int sync_output;
 
 /* The string options' values.  popt hands each over (poptGetOptArg) and
@@ -127,6 +127,10 @@ static const struct poptOption options[] = {
 	{ "human-numeric-sort", 'h', POPT_ARG_NONE, &human, 0,
 	  "text: as --numeric-sort, but a unit right after the number (K, M, G, T...) orders "
 	  "first, as sort -h has it, e.g. du -sh * | clsort -h", NULL },
+	{ "version-sort", 'V', POPT_ARG_NONE, &version, 0,
+	  "text: the keys are strings in sort -V's order, numbers within them by value (1.10 "
+	  "after 1.9): those of sort's -k with no option of their own, or the whole line, e.g. "
+	  "git tag | clsort -V", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
 	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
@@ -178,7 +182,7 @@ static const struct poptOption options[] = {
 	{ "progress", '\0', POPT_ARG_NONE, &progress, 0,
 	  "report the phase, bytes done, rate and time left on stderr (in place on a terminal)",
 	  NULL },
-	{ "version", 'V', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
+	{ "version", '\0', POPT_ARG_NONE, NULL, OPT_VERSION, "print the version and exit", NULL },
 	{ "help", '\0', POPT_ARG_NONE, NULL, OPT_HELP, "show this help and exit", NULL },
 	/* No POPT_AUTOHELP: its -?, --help and --usage would stand beside
 	 * --help as a second help.  -h is sort's. */
@@ -403,6 +407,20 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "-h and -n (or -g) each say how numbers are read: one of them");
 		goto fail;
 	}
+	if (version && (numeric || human || field_arg || type_arg || keydefs.own_syntax)) {
+		status = usage_error("%s", numeric || human ? "-V and -n (or -g, -h) each say how keys "
+							      "are compared: one of them"
+							    : "-V applies to sort's -k or the whole line, not "
+							      "-F, -K or -k TYPE: -k N,NV");
+		goto fail;
+	}
+	if (version && !keydefs.n) {
+		char err[256];
+		if (kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
+			status = usage_error("%s", err);
+			goto fail;
+		}
+	}
 	if (human && field_arg) {
 		status = usage_error("%s", "-h applies to sort's -k or the line's start, not -F: "
 				     "-k N,Nh");
@@ -430,9 +448,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		static char field_text[24];
 		/* -k N,N -k TYPE: the one key, read as TYPE. */
 		const bool typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
-		if (typed && kd_human(&keydefs)) {
-			status = usage_error("%s", "-k N,Nh reads a number and its unit: no -k TYPE "
-					     "beside it");
+		if (typed && kd_composed(&keydefs)) {
+			status = usage_error("%s", "-k N,Nh and -k N,NV say how the key is read: no "
+					     "-k TYPE beside them");
 			goto fail;
 		}
 		if (field_arg || (key_arg && !typed)) {
@@ -444,10 +462,10 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		/* Without -t, sort splits fields at blanks. */
 		if (keydefs.sort_syntax && !sep_arg)
 			sep_arg = "blank";
-		kd_finish(&keydefs, descending, numeric, human);
+		kd_finish(&keydefs, descending, numeric, human, version);
 		/* One key: -F N -k TYPE; a key and its unit (sort's -h) is
 		 * composed as several keys are. */
-		if (keydefs.n == 1 && !kd_human(&keydefs)) {
+		if (keydefs.n == 1 && !kd_composed(&keydefs)) {
 			snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
 			field_arg = field_text;
 			if (!typed)
@@ -461,8 +479,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 			o.str_key = true;
 			descending = 0;
 			if (format_arg && strcmp(format_arg, "kv")) {
-				status = usage_error("%s", kd_human(&keydefs) ?
-						     "-n, -g and -h apply to the kv format only" :
+				status = usage_error("%s", kd_composed(&keydefs) ?
+						     "-n, -g, -h and -V apply to the kv format only" :
 						     "several keys (-K) apply to the kv format only");
 				goto fail;
 			}
@@ -541,8 +559,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if (numeric && o.format != CLS_FMT_KV) {
-		status = usage_error("%s", "-n, -g and -h apply to the kv format only");
+	if ((numeric || version) && o.format != CLS_FMT_KV) {
+		status = usage_error("%s", "-n, -g, -h and -V apply to the kv format only");
 		goto fail;
 	}
 	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || o.header ||

@@ -90,24 +90,21 @@ long_options() {
   [[ "${lines[1]}" == Usage:* ]]
 }
 
-@test "--version and -V print the name and version" {
+@test "--version prints the name and version; -V is sort's --version-sort" {
   run --separate-stderr "$CLSORT" --version
   assert_success
   [ -z "$stderr" ]
   [[ "$output" =~ ^clsort\ [0-9]+\.[0-9]+(\.[0-9]+)?[^$'\n']*$ ]] || fail "version: $output"
-  v=$output
-  run "$CLSORT" -V
+  run --separate-stderr bash -c 'printf "v1.10\nv1.9\n" | "$CLSORT" -V'
   assert_success
-  [ "$output" = "$v" ]
+  [ "$output" = "$(printf 'v1.9\nv1.10')" ]
 }
 
-@test "--version and -V to a full device fail with status 2" {
+@test "--version to a full device fails with status 2" {
   [ -w /dev/full ] || skip "no /dev/full"
-  for opt in --version -V; do
-    run --separate-stderr bash -c '"$CLSORT" "$1" > /dev/full' _ "$opt"
-    [ "$status" -eq 2 ] || fail "$opt > /dev/full: status $status"
-    [[ "$stderr" == "clsort: write error: No space left on device" ]] || fail "$opt: $stderr"
-  done
+  run --separate-stderr bash -c '"$CLSORT" --version > /dev/full'
+  [ "$status" -eq 2 ] || fail "--version > /dev/full: status $status"
+  [[ "$stderr" == "clsort: write error: No space left on device" ]] || fail "$stderr"
 }
 
 @test "--help to a full device fails with status 2" {

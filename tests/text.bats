@@ -474,7 +474,7 @@ bad
   done
   # What names its keys' types, and formats other than text, refuse it.
   for case in "-k u32:-n (or -g, -h) and -k TYPE both name the key's type" \
-              "-K 2:-n (or -g, -h) applies to sort's -k" "-f bin:-n, -g and -h apply to the kv format only" \
+              "-K 2:-n (or -g, -h) applies to sort's -k" "-f bin:-n, -g, -h and -V apply to the kv format only" \
               "-t .:may go on past the separator '.'"; do
     run --separate-stderr "$CLSORT" ${case%%:*} -n "$T/blank"
     [ "$status" -eq 2 ] || fail "${case%%:*} -n: status $status"
@@ -523,8 +523,56 @@ human() {
   [ "$status" -eq 2 ] && [ -z "$output" ] || fail "status $status, output $output"
   [[ "$stderr" == "clsort: $T/bad:2: invalid"*"'K1'" ]] || fail "$stderr"
   for case in "-n -h:each say how numbers are read" "-F 2 -h:not -F: -k N,Nh" \
-              "-k 1,1h -k u32:reads a number and its unit: no -k TYPE beside it" \
-              "-f bin -h:-n, -g and -h apply to the kv format only"; do
+              "-k 1,1h -k u32:say how the key is read: no -k TYPE beside them" \
+              "-f bin -h:-n, -g, -h and -V apply to the kv format only"; do
+    run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
+    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
+    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
+  done
+}
+
+# versions N SEED: N lines of version strings and file names, "NAME,N":
+# numbers with leading zeros and past 64 bits, '~', dots, suffixes, hidden
+# names, empty names.
+versions() {
+  awk -v n="$1" -v seed="$2" 'BEGIN {
+    srand(seed)
+    split("v ~ . - _ a b Z rc .tar.gz .gz .a1 ~rc 0 007 1 9 10 123456789012345678901234", p, " ")
+    for (i = 0; i < n; i++) {
+      s = ""
+      k = int(rand() * 7)
+      for (j = 0; j < k; j++)
+        s = s p[1 + int(rand() * 18)]
+      if (rand() < 0.1) s = "." s
+      printf "%s,%d\n", s, int(rand() * 9)
+    }
+  }'
+}
+
+@test "sort's -V and -kNV: version strings, as sort -s -V" {
+  versions 3000 37 > "$T/in"
+  # Each shape of the order: numbers by value, '~' first, suffixes last.
+  printf 'v1.10\nv1.9\nv1.9~rc1\nv01.9\nfile.tar.gz\nfile-1.0.tar.gz\n.\n..\n.hidden\n\n' > "$T/few"
+  "$CLSORT" "${DEV[@]}" -V "$T/few" > "$T/got"
+  printf '\n.\n..\n.hidden\nfile.tar.gz\nfile-1.0.tar.gz\nv1.9~rc1\nv1.9\nv01.9\nv1.10\n' |
+    cmp - "$T/got"
+  same_as_sort "$T/in" "-V" -V
+  same_as_sort "$T/in" "-rV" -rV
+  same_as_sort "$T/in" "-u -V" -u -V
+  same_as_sort "$T/in" "-t , -k1,1V -k2,2nr" -t , -k1,1V -k2,2nr
+  same_as_sort "$T/in" "-t , -k2,2n -k1,1Vr" -t , -k2,2n -k1,1Vr
+  # Checked and merged as sort orders them (lines compared one by one).
+  sort -s -V "$T/in" > "$T/sorted"
+  "$CLSORT" -c -V "$T/sorted"
+  run -1 "$CLSORT" -c -V "$T/in"
+  head -1000 "$T/in" | sort -s -t , -k1,1V > "$T/a"
+  tail -n +1001 "$T/in" | sort -s -t , -k1,1V > "$T/b"
+  sort -s -m -t , -k1,1V "$T/a" "$T/b" |
+    cmp - <("$CLSORT" "${DEV[@]}" -m -t , -k1,1V "$T/a" "$T/b")
+  for case in "-n -V:-V and -n (or -g, -h) each say how keys are compared" \
+              "-F 2 -V:not -F, -K or -k TYPE" "-k 1,1nV:V and a number's option" \
+              "-k 1,1V -k str:say how the key is read: no -k TYPE beside them" \
+              "-f bin -V:-n, -g, -h and -V apply to the kv format only"; do
     run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
     [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
@@ -541,7 +589,7 @@ human() {
       fail "-t $t -k 2n: ${stderr_lines[0]}"
   done
   for case in "3,2:the key's end is a field from its start's" "2.3,2:character positions" \
-              "2,2V:sort(1) key option is not taken" "2,2b:b is taken beside n, g or h only"; do
+              "2,2M:sort(1) key option is not taken" "2,2b:b is taken beside n, g or h only"; do
     run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
     [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "-k ${case%%:*}: ${stderr_lines[0]}"
