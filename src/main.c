@@ -241,6 +241,81 @@ static void close_stdout(void)
 	}
 }
 
+/* The key options, sort's (-k KEYDEF, -n, -g, -h, -V) and clsort's (-k
+ * TYPE, -K, -F), into key_arg, field_arg, sep_arg and o: 0, or a usage
+ * error's status. */
+static int resolve_keys(struct cls_opts *o)
+{
+	static char field_text[24];
+	char err[256];
+	bool typed;
+
+	key_arg = type_arg;
+	if (numeric && human)
+		return usage_error("%s", "-h and -n (or -g) each say how numbers are read: one of "
+				   "them");
+	if (version && (numeric || human))
+		return usage_error("%s", "-V and -n (or -g, -h) each say how keys are compared: one "
+				   "of them");
+	if (version && (field_arg || type_arg || keydefs.own_syntax))
+		return usage_error("%s", "-V applies to sort's -k or the whole line, not -F, -K or "
+				   "-k TYPE: -k N,NV");
+	if (human && field_arg)
+		return usage_error("%s", "-h applies to sort's -k or the line's start, not -F: -k N,Nh");
+	numeric = numeric || human;
+	if (numeric && (type_arg || keydefs.own_syntax))
+		return usage_error("%s", type_arg ? "-n (or -g, -h) and -k TYPE both name the key's "
+						    "type"
+						  : "-n (or -g, -h) applies to sort's -k: -K names its "
+						    "keys' types, e.g. -K 2,f64");
+	/* sort's -n, -g and -h with -F: its field's number. */
+	if (numeric && field_arg) {
+		key_arg = "f64";
+		o->num_lead = true;
+	}
+	/* Without -k or -F, sort's -k 1: the whole line, which kd_finish
+	 * makes the number at its start. */
+	if ((numeric || version) && !field_arg && !keydefs.n &&
+	    kd_add_sort_key(&keydefs, "1", err, sizeof err))
+		return usage_error("%s", err);
+	if (!keydefs.n)
+		return 0;
+	/* -k N,N -k TYPE: the one key, read as TYPE. */
+	typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
+	if (typed && kd_composed(&keydefs))
+		return usage_error("%s", "-k N,Nh and -k N,NV say how the key is read: no -k TYPE "
+				   "beside them");
+	if (field_arg || (key_arg && !typed))
+		return usage_error("%s", field_arg ? "-K (or sort's -k N,N) and -F both name the key "
+						     "field"
+						   : "-K (or sort's -k N,N) and -k TYPE both name the key's "
+						     "type: -K FIELD,TYPE");
+	/* Without -t, sort splits fields at blanks. */
+	if (keydefs.sort_syntax && !sep_arg)
+		sep_arg = "blank";
+	kd_finish(&keydefs, descending, numeric, human, version);
+	/* One key: -F N -k TYPE; sort's -h and -V keys are composed as
+	 * several keys are. */
+	if (keydefs.n == 1 && !kd_composed(&keydefs)) {
+		snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
+		field_arg = field_text;
+		if (!typed)
+			key_arg = keydefs.keys[0].type ? (char *)keydefs.keys[0].type->name : "str";
+		o->num_lead = keydefs.keys[0].lead;
+		descending = keydefs.keys[0].reverse;
+		return 0;
+	}
+	o->keys = keydefs.keys;
+	o->nkeys = keydefs.n;
+	o->str_key = true;
+	descending = 0;
+	if (format_arg && strcmp(format_arg, "kv"))
+		return usage_error("%s", kd_composed(&keydefs) ?
+				   "-n, -g, -h and -V apply to the kv format only" :
+				   "several keys (-K) apply to the kv format only");
+	return 0;
+}
+
 static int run(int argc, const char **argv, bool sigpipe_default)
 {
 	struct cls_opts o;
@@ -400,92 +475,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		goto fail;
 	}
 
-	key_arg = type_arg;
-	/* sort's -n, -g and -h: without -k or -F, the line's number (sort's
-	 * -k 1, which kd_finish makes a number at the line's start). */
-	if (numeric && human) {
-		status = usage_error("%s", "-h and -n (or -g) each say how numbers are read: one of them");
+	status = resolve_keys(&o);
+	if (status)
 		goto fail;
-	}
-	if (version && (numeric || human || field_arg || type_arg || keydefs.own_syntax)) {
-		status = usage_error("%s", numeric || human ? "-V and -n (or -g, -h) each say how keys "
-							      "are compared: one of them"
-							    : "-V applies to sort's -k or the whole line, not "
-							      "-F, -K or -k TYPE: -k N,NV");
-		goto fail;
-	}
-	if (version && !keydefs.n) {
-		char err[256];
-		if (kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
-			status = usage_error("%s", err);
-			goto fail;
-		}
-	}
-	if (human && field_arg) {
-		status = usage_error("%s", "-h applies to sort's -k or the line's start, not -F: "
-				     "-k N,Nh");
-		goto fail;
-	}
-	numeric = numeric || human;
-	if (numeric) {
-		char err[256];
-		if (type_arg || keydefs.own_syntax) {
-			status = usage_error("%s", type_arg ? "-n (or -g, -h) and -k TYPE both name "
-							      "the key's type"
-							    : "-n (or -g, -h) applies to sort's -k: -K "
-							      "names its keys' types, e.g. -K 2,f64");
-			goto fail;
-		}
-		if (field_arg) {
-			key_arg = "f64";
-			o.num_lead = true;
-		} else if (!keydefs.n && kd_add_sort_key(&keydefs, "1", err, sizeof err)) {
-			status = usage_error("%s", err);
-			goto fail;
-		}
-	}
-	if (keydefs.n) {
-		static char field_text[24];
-		/* -k N,N -k TYPE: the one key, read as TYPE. */
-		const bool typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
-		if (typed && kd_composed(&keydefs)) {
-			status = usage_error("%s", "-k N,Nh and -k N,NV say how the key is read: no "
-					     "-k TYPE beside them");
-			goto fail;
-		}
-		if (field_arg || (key_arg && !typed)) {
-			status = usage_error("%s", field_arg ? "-K (or sort's -k N,N) and -F both name the "
-					     "key field" : "-K (or sort's -k N,N) and -k TYPE both name the "
-					     "key's type: -K FIELD,TYPE");
-			goto fail;
-		}
-		/* Without -t, sort splits fields at blanks. */
-		if (keydefs.sort_syntax && !sep_arg)
-			sep_arg = "blank";
-		kd_finish(&keydefs, descending, numeric, human, version);
-		/* One key: -F N -k TYPE; a key and its unit (sort's -h) is
-		 * composed as several keys are. */
-		if (keydefs.n == 1 && !kd_composed(&keydefs)) {
-			snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
-			field_arg = field_text;
-			if (!typed)
-				key_arg = keydefs.keys[0].type ? (char *)keydefs.keys[0].type->name :
-								 "str";
-			o.num_lead = keydefs.keys[0].lead;
-			descending = keydefs.keys[0].reverse;
-		} else {
-			o.keys = keydefs.keys;
-			o.nkeys = keydefs.n;
-			o.str_key = true;
-			descending = 0;
-			if (format_arg && strcmp(format_arg, "kv")) {
-				status = usage_error("%s", kd_composed(&keydefs) ?
-						     "-n, -g, -h and -V apply to the kv format only" :
-						     "several keys (-K) apply to the kv format only");
-				goto fail;
-			}
-		}
-	}
 	if (key_arg && !strcmp(key_arg, "str")) {
 		o.str_key = true;
 	} else if (key_arg && !(o.key = key_type_find(key_arg))) {
