@@ -34,7 +34,8 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, numeric, human, version, stable, unique, merge, zero, skip_bad, no_sync, progress, verbose;
+static int descending, numeric, human, version, stable, unique, merge, zero, skip_bad, no_sync;
+static int progress, verbose;
 static int sync_output;
 
 /* The string options' values.  popt hands each over (poptGetOptArg) and
