@@ -277,6 +277,71 @@ static void test_lead_parse(void)
 	ok(!T("u32")->parse_lead && !T("i64")->parse_lead, "integer types read whole keys only");
 }
 
+/* sort -V's and -h's keys: the composed bytes (kvk_key, which the sort
+ * orders) and the comparison of lines one by one (kvk_cmp, for -m and -c)
+ * agree on every pair of random strings, whole lines and a key followed
+ * by another, either direction. */
+static int sign(int c)
+{
+	return (c > 0) - (c < 0);
+}
+
+static void composed_pairs(const char *what, struct cls_key *keys, size_t nkeys,
+			   const char *alphabet, unsigned seed)
+{
+	const struct enc_format f = { .fmt = CLS_FMT_KV, .sep = ',', .eol = '\n', .keys = keys,
+				      .nkeys = nkeys, .str = true };
+	static char lines[300][24];
+	static unsigned char ka[300][256];
+	size_t kl[300], i, j, alen = strlen(alphabet);
+	unsigned fail = 0, pairs = 0;
+
+	for (i = 0; i < 300; i++) {
+		const size_t n = (seed = seed * 1103515245u + 12345u) >> 16 & 15;
+		const char *k;
+		for (j = 0; j < n; j++)
+			lines[i][j] = alphabet[((seed = seed * 1103515245u + 12345u) >> 16) % alen];
+		lines[i][n] = '\0';
+		if (kvk_key(&f, lines[i], n, NULL, &k, &kl[i], ka[i], sizeof ka[i]) != KEY_OK ||
+		    kl[i] > sizeof ka[i])
+			kl[i] = SIZE_MAX;
+	}
+	for (i = 0; i < 300; i++)
+		for (j = 0; j < 300; j++) {
+			int bytes, direct;
+			if (kl[i] == SIZE_MAX || kl[j] == SIZE_MAX)
+				continue;
+			bytes = memcmp(ka[i], ka[j], kl[i] < kl[j] ? kl[i] : kl[j]);
+			if (!bytes)
+				bytes = (kl[i] > kl[j]) - (kl[i] < kl[j]);
+			direct = kvk_cmp(&f, lines[i], strlen(lines[i]), lines[j], strlen(lines[j]));
+			pairs++;
+			if (sign(bytes) != sign(direct) && fail++ < 3)
+				printf("# %s: '%s' against '%s': bytes %d, lines %d\n", what, lines[i],
+				       lines[j], bytes, direct);
+		}
+	ok(fail == 0 && pairs > 20000, "%s: composed bytes and kvk_cmp agree on %u pairs (%u differ)",
+	   what, pairs, fail);
+}
+
+static void test_composed_orders(void)
+{
+	struct cls_key v[2] = { { .field = 1, .version = true }, { .field = 2 } };
+	struct cls_key h[2] = { { .field = 1, .type = T("f64"), .lead = true, .human = true },
+				{ .field = 2 } };
+	const char *const vchars = "0123456789000.~-_aZ.";
+	const char *const hchars = "0123456789.-KkMGQx ,";
+
+	composed_pairs("-V, whole line", v, 1, vchars, 1);
+	v[0].reverse = true;
+	composed_pairs("-rV, a key followed by another", v, 2, "0123456789.~a,", 2);
+	v[0].reverse = false;
+	composed_pairs("-V, a key followed by another", v, 2, "0123456789.~a,Z", 3);
+	composed_pairs("-h, a key followed by another", h, 2, hchars, 4);
+	h[0].reverse = true;
+	composed_pairs("-rh, whole line", h, 1, hchars, 5);
+}
+
 /* -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN */
 static void test_float_order(void)
 {
@@ -890,6 +955,7 @@ int main(void)
 	test_integer_parse();
 	test_float_parse();
 	test_lead_parse();
+	test_composed_orders();
 	test_float_order();
 	test_integer_order();
 	test_encode();
