@@ -2,9 +2,11 @@
  * of the clsort benchmarks: an ISO timestamp, a URL that shares its first
  * 25+ bytes with every other, a status and a byte count.  Mode "path"
  * writes file paths instead (whole-line keys), mode "same" one line N
- * times.
+ * times.  For the sort-options case: mode "du" writes sizes with units and
+ * paths as du -h prints them, mode "grep" the numbered lines of grep -n,
+ * mode "tags" version strings (release tags and tarball names).
  *
- *   cc -O2 -o genlog genlog.c && ./genlog 10000000 [log|path|same] [SEED] > log.csv
+ *   cc -O2 -o genlog genlog.c && ./genlog 10000000 [log|path|same|du|grep|tags] [SEED] > out
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,8 +34,13 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[2] : "log";
 	unsigned long long n, i;
 
-	if (argc < 2 || argc > 4 || (strcmp(mode, "log") && strcmp(mode, "path") && strcmp(mode, "same"))) {
-		fprintf(stderr, "usage: genlog LINES [log|path|same] [SEED]\n");
+	static const char *const modes[] = { "log", "path", "same", "du", "grep", "tags" };
+	size_t m;
+
+	for (m = 0; m < sizeof modes / sizeof modes[0] && strcmp(mode, modes[m]); m++)
+		;
+	if (argc < 2 || argc > 4 || m == sizeof modes / sizeof modes[0]) {
+		fprintf(stderr, "usage: genlog LINES [log|path|same|du|grep|tags] [SEED]\n");
 		return 2;
 	}
 	n = strtoull(argv[1], NULL, 10);
@@ -55,6 +62,35 @@ int main(int argc, char **argv)
 		} else if (!strcmp(mode, "path")) {
 			printf("%s%s/%s/%s.txt\n", dir[r >> 8 & 3], section[r >> 10 & 7], id + len / 2,
 			       id);
+		} else if (!strcmp(mode, "du")) {
+			/* du -h: under 10 one decimal, then whole numbers to 1023,
+			 * a unit but for bytes; 4.0K the commonest size. */
+			static const char units[] = "KMGT";
+			const uint64_t t = next();
+			const unsigned v = (unsigned)(t % 1024), u = (unsigned)(t >> 10) % 5;
+			if (t >> 20 & 3)
+				printf("%.1f%c\t%s%s/%s\n", (double)(t >> 24 & 99) / 10 + 0.1,
+				       units[u % 4], dir[r >> 8 & 3], section[r >> 10 & 7], id);
+			else if (u == 4)
+				printf("%u\t%s%s/%s\n", v, dir[r >> 8 & 3], section[r >> 10 & 7], id);
+			else
+				printf("%u%c\t%s%s/%s\n", v, units[u], dir[r >> 8 & 3],
+				       section[r >> 10 & 7], id);
+		} else if (!strcmp(mode, "grep")) {
+			/* grep -n: the line's number, a colon, the matched text. */
+			printf("%u:    if (%s == NULL) /* %s */\n", (unsigned)(next() % 2000000) + 1, id,
+			       section[r >> 8 & 7]);
+		} else if (!strcmp(mode, "tags")) {
+			/* Release tags and tarball names: numbers past 9, release
+			 * candidates, leading zeros. */
+			const uint64_t t = next();
+			const unsigned a = (unsigned)(t % 7), b = (unsigned)(t >> 8) % 30,
+				       c = (unsigned)(t >> 16) % 200, rc = (unsigned)(t >> 24) % 12;
+			if (t >> 32 & 1)
+				printf("v%u.%u.%u%s\n", a, b, c, rc < 3 ? (rc ? "-rc1" : "-rc2") : "");
+			else
+				printf("%s-%u.%02u.%u.tar.%s\n", section[r >> 8 & 7], a, b, c,
+				       t >> 33 & 1 ? "gz" : "xz");
 		} else {
 			const uint64_t t = next();
 			printf("2024-%02u-%02uT%02u:%02u:%02uZ,https://www.example.com/%s/%s?id=%u,%u,%u\n",
