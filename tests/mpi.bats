@@ -83,6 +83,20 @@ same_as_one() {
   same_as_one -K 1,u32,r -K 2 -u
 }
 
+@test "kv lines: sort's -h, -V and -n, as sort -s orders them" {
+  awk 'BEGIN { srand(15); split("K M G T", u, " ")
+    for (i = 0; i < 20000; i++)
+      printf "%s%s,v%d.%d.%d%s\t%d\n", int(rand() * 1000), (rand() < 0.8 ? u[1 + int(rand() * 4)] : ""),
+        int(rand() * 3), int(rand() * 12), int(rand() * 30), (rand() < 0.2 ? "~rc1" : ""), i }' > "$T/in"
+  same_as_one -h
+  sort -s -h "$T/in" | cmp - "$T/one"
+  # (Not -t :, which mpirun reads as the end of its program's arguments.)
+  same_as_one -t , -k2,2V -k1,1hr
+  sort -s -t , -k2,2V -k1,1hr "$T/in" | cmp - "$T/one"
+  same_as_one -n -r
+  sort -s -n -r "$T/in" | cmp - "$T/one"
+}
+
 @test "--header lines and npy arrays" {
   "$REFSORT" gen-kv 20000 13 i32 300 > "$T/in"
   same_as_one -f kv -k i32 --header=2
