@@ -44,6 +44,9 @@ struct cls_key {
 					 * sort -h has it */
 	bool version;			/* a string: in sort -V's order, numbers
 					 * within it by value */
+	bool fold;			/* a string: a to z read as A to Z (sort -f) */
+	bool blanks;			/* a string: its leading blanks not read
+					 * (sort -b) */
 };
 
 /* A string key's fields past its first: all, to the line's end (sort's

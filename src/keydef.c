@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false };
 	const char *p = arg;
 	bool typed = false;
 
@@ -94,10 +94,11 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false };
 	const char *p = def;
 	unsigned end;
-	bool numeric = false, human = false, version = false, blanks = false, options = false;
+	bool numeric = false, human = false, version = false, blanks = false, fold = false;
+	bool options = false, ended = false;
 
 	if (!field_number(&p, &k.field) || k.field == 0)
 		return fail(err, errlen, "-k %s: the key's field is a number from 1 to 65535", def);
@@ -111,6 +112,7 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 				return fail(err, errlen, "-k %s: the key's end is a field from its "
 					    "start's to 65535", def);
 			k.span = end - k.field;
+			ended = true;
 			p--;
 			continue;
 		}
@@ -123,11 +125,15 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 		else if (*p == 'r')
 			k.reverse = true;
 		else if (*p == 'b')
-			blanks = true;
+			/* The start's; the end's would move a character
+			 * position, which clsort does not take. */
+			blanks = blanks || !ended;
+		else if (*p == 'f')
+			fold = true;
 		else if (*p)
 			return fail(err, errlen, *p == ',' ? "-k %s: the key's end is not a field number" :
-				    "-k %s: this sort(1) key option is not taken (n, g, h, V, r; b "
-				    "beside n, g or h)", def);
+				    "-k %s: this sort(1) key option is not taken (b, f, g, h, n, r, V)",
+				    def);
 		else
 			break;
 		options = true;
@@ -135,16 +141,16 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	if (version && numeric)
 		return fail(err, errlen, "-k %s: V and a number's option (n, g, h) each say how "
 			    "the key is compared: one of them", def);
+	if (version && fold)
+		return fail(err, errlen, "-k %s: f is not taken beside V", def);
 	/* From the first field to the end: the whole line. */
 	if (!strchr(def, ',') && k.field == 1 && !numeric && !blanks)
 		k.field = 0;
 	else if (!strchr(def, ','))
 		k.span = CLS_SPAN_END;
-	/* A number's leading blanks are skipped anyway; a string's are part
-	 * of the field, as sort has them without b. */
-	if (blanks && !numeric)
-		return fail(err, errlen, "-k %s: b is taken beside n, g or h only (a string key "
-			    "keeps its leading blanks)", def);
+	/* A number's leading blanks are skipped anyway, and it has no case. */
+	k.blanks = blanks && !numeric;
+	k.fold = fold && !numeric;
 	if (numeric) {
 		k.type = key_type_find("f64");
 		k.lead = true;
@@ -182,7 +188,8 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 	return 0;
 }
 
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version)
+void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version,
+	       bool fold, bool blanks)
 {
 	size_t i;
 	for (i = 0; i < l->n; i++)
@@ -202,6 +209,10 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, boo
 			}
 			if (version && !l->keys[i].type)
 				l->keys[i].version = true;
+			if (fold && !l->keys[i].type)
+				l->keys[i].fold = true;
+			if (blanks && !l->keys[i].type)
+				l->keys[i].blanks = true;
 		}
 }
 
@@ -210,7 +221,8 @@ bool kd_composed(const struct kd_list *l)
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (l->keys[i].human || l->keys[i].version)
+		if (l->keys[i].human || l->keys[i].version || l->keys[i].fold ||
+		    l->keys[i].blanks)
 			return true;
 	return false;
 }

@@ -26,8 +26,8 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
 
 /* Append sort's key definition, def being "N,M" (fields N to M, M at
  * least N) with the options n or g (a number: f64), h (a number and its
- * unit, cls_key's human), V (cls_key's version), r, and b (beside n, g or
- * h, whose leading blanks are skipped anyway); or "N" with the same
+ * unit, cls_key's human), V (cls_key's version), f (fold), b (blanks: a
+ * number's are skipped anyway), and r; or "N" with the same
  * options, a key that runs from field N to the line's end (N 1 with no n,
  * g or b: the whole line).  As in sort, a key with options of its own does not take
  * --descending.  0, or -1 with a message in err that names the clsort
@@ -44,12 +44,14 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 		  size_t errlen);
 
 /* Apply --descending, and numeric (sort's -n or -g: the type f64; with
- * human, sort's -h) or version (sort's -V), to the keys that take them:
- * those of sort's -k with no option of their own. */
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version);
+ * human, sort's -h) or version (sort's -V), fold (-f) and blanks (-b), to
+ * the keys that take them: those of sort's -k with no option of their
+ * own. */
+void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version,
+	       bool fold, bool blanks);
 
-/* Whether a key of l is sort's -h's or -V's, which only a composed key
- * holds. */
+/* Whether a key of l is one that only a composed key holds: sort's -h,
+ * -V, -f or a string's b. */
 bool kd_composed(const struct kd_list *l);
 
 void kd_free(struct kd_list *l);

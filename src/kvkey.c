@@ -76,6 +76,25 @@ static void str_field(const struct enc_format *f, unsigned field, unsigned span,
 	}
 }
 
+/* A string key's text: its field, past its leading blanks where the key
+ * says so (sort's b). */
+static void key_text(const struct enc_format *f, const struct cls_key *k, const char *line,
+		     size_t len, const char **key, size_t *klen)
+{
+	str_field(f, k->field, k->span, line, len, key, klen);
+	if (k->blanks)
+		while (*klen && is_blank(f, (unsigned char)**key)) {
+			++*key;
+			--*klen;
+		}
+}
+
+/* A byte of a key that sort -f reads: a to z as A to Z. */
+static inline unsigned char fold_byte(unsigned char c, bool fold)
+{
+	return fold && (unsigned)(c - 'a') < 26 ? (unsigned char)(c - 'a' + 'A') : c;
+}
+
 /* The number in a field as a sortable key of type kt (no mask), or with
  * lead the number at the field's start (key_type's parse_lead): KEY_OK,
  * KEY_BAD, KEY_RANGE or KV_NOFIELD; the field in *kp, *kplen. */
@@ -289,15 +308,15 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 
 		if (k->version) {
 			const bool escape = i + 1 < f->nkeys || inv;
-			str_field(f, k->field, k->span, line, len, &p, &plen);
+			key_text(f, k, line, len, &p, &plen);
 			ver_key((const unsigned char *)p, plen, s, inv, escape);
 			if (escape) {
 				put(s, inv);
 				put(s, inv);
 			}
 		} else if (!k->type) {
-			str_field(f, k->field, k->span, line, len, &p, &plen);
-			if (i + 1 == f->nkeys && !inv) {
+			key_text(f, k, line, len, &p, &plen);
+			if (i + 1 == f->nkeys && !inv && !k->fold) {
 				/* Nothing follows: the bytes order themselves. */
 				if (s->n < s->cap)
 					memcpy(s->p + s->n, p,
@@ -305,14 +324,13 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 				s->n += plen;
 				continue;
 			}
-			for (j = 0; j < plen; j++) {
-				const unsigned char c = (unsigned char)p[j];
-				put(s, c ^ inv);
-				if (c == 0)
-					put(s, 1 ^ inv);
+			for (j = 0; j < plen; j++)
+				put_esc(s, fold_byte((unsigned char)p[j], k->fold), inv,
+					i + 1 < f->nkeys || inv);
+			if (i + 1 < f->nkeys || inv) {
+				put(s, inv);
+				put(s, inv);
 			}
-			put(s, inv);
-			put(s, inv);
 		} else {
 			uint64_t v;
 			unsigned b;
@@ -420,6 +438,18 @@ static int ver_cmp(const unsigned char *a, size_t an, const unsigned char *b, si
 	return c || (pa == an && pb == bn) ? c : ver_revcmp(a, an, b, bn);
 }
 
+/* sort -f's comparison of two strings: as their bytes, a to z read as A
+ * to Z. */
+static int fold_cmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+	size_t i;
+
+	for (i = 0; i < an && i < bn; i++)
+		if (fold_byte(a[i], true) != fold_byte(b[i], true))
+			return fold_byte(a[i], true) - fold_byte(b[i], true);
+	return (an > bn) - (an < bn);
+}
+
 int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *b, size_t blen)
 {
 	size_t i;
@@ -431,12 +461,16 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 		int c;
 
 		if (k->version) {
-			str_field(f, k->field, k->span, a, alen, &x, &xl);
-			str_field(f, k->field, k->span, b, blen, &y, &yl);
+			key_text(f, k, a, alen, &x, &xl);
+			key_text(f, k, b, blen, &y, &yl);
 			c = ver_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
+		} else if (!k->type && k->fold) {
+			key_text(f, k, a, alen, &x, &xl);
+			key_text(f, k, b, blen, &y, &yl);
+			c = fold_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
 		} else if (!k->type) {
-			str_field(f, k->field, k->span, a, alen, &x, &xl);
-			str_field(f, k->field, k->span, b, blen, &y, &yl);
+			key_text(f, k, a, alen, &x, &xl);
+			key_text(f, k, b, blen, &y, &yl);
 			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
 		} else if (k->human) {
 			uint64_t u = 0, v = 0;

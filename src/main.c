@@ -34,7 +34,8 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, numeric, human, version, stable, unique, merge, zero, skip_bad, no_sync;
+static int descending, numeric, human, version, fold, blanks, stable, unique, merge, zero, skip_bad;
+static int no_sync;
 static int progress, verbose;
 static int sync_output;
 
@@ -132,6 +133,12 @@ static const struct poptOption options[] = {
 	  "text: the keys are strings in sort -V's order, numbers within them by value (1.10 "
 	  "after 1.9): those of sort's -k with no option of their own, or the whole line, e.g. "
 	  "git tag | clsort -V", NULL },
+	{ "ignore-case", '\0', POPT_ARG_NONE, &fold, 0,
+	  "text: string keys read a to z as A to Z, as sort -f (here -f names the format): those "
+	  "of sort's -k with no option of their own, or the whole line", NULL },
+	{ "ignore-leading-blanks", 'b', POPT_ARG_NONE, &blanks, 0,
+	  "text: string keys start past their fields' leading blanks, as sort -b: those of sort's "
+	  "-k with no option of their own", NULL },
 	{ "stable", 's', POPT_ARG_NONE, &stable, 0,
 	  "keep records with equal keys in input order", NULL },
 	{ "unique", 'u', POPT_ARG_NONE, &unique, 0,
@@ -263,6 +270,11 @@ static int resolve_keys(struct cls_opts *o)
 				   "-k TYPE: -k N,NV");
 	if (human && field_arg)
 		return usage_error("%s", "-h applies to sort's -k or the line's start, not -F: -k N,Nh");
+	if ((fold || blanks) && (field_arg || type_arg || keydefs.own_syntax))
+		return usage_error("%s", "--ignore-case and -b apply to sort's -k or the whole line, "
+				   "not -F, -K or -k TYPE: -k N,Nf, -k N,Nb");
+	if (fold && version)
+		return usage_error("%s", "--ignore-case is not taken beside -V");
 	numeric = numeric || human;
 	if (numeric && (type_arg || keydefs.own_syntax))
 		return usage_error("%s", type_arg ? "-n (or -g, -h) and -k TYPE both name the key's "
@@ -276,7 +288,7 @@ static int resolve_keys(struct cls_opts *o)
 	}
 	/* Without -k or -F, sort's -k 1: the whole line, which kd_finish
 	 * makes the number at its start. */
-	if ((numeric || version) && !field_arg && !keydefs.n &&
+	if ((numeric || version || fold || blanks) && !field_arg && !keydefs.n &&
 	    kd_add_sort_key(&keydefs, "1", err, sizeof err))
 		return usage_error("%s", err);
 	if (!keydefs.n)
@@ -284,8 +296,8 @@ static int resolve_keys(struct cls_opts *o)
 	/* -k N,N -k TYPE: the one key, read as TYPE. */
 	typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
 	if (typed && kd_composed(&keydefs))
-		return usage_error("%s", "-k N,Nh and -k N,NV say how the key is read: no -k TYPE "
-				   "beside them");
+		return usage_error("%s", "-k N,N with h, V, f or b says how the key is read: no -k "
+				   "TYPE beside it");
 	if (field_arg || (key_arg && !typed))
 		return usage_error("%s", field_arg ? "-K (or sort's -k N,N) and -F both name the key "
 						     "field"
@@ -294,9 +306,9 @@ static int resolve_keys(struct cls_opts *o)
 	/* Without -t, sort splits fields at blanks. */
 	if (keydefs.sort_syntax && !sep_arg)
 		sep_arg = "blank";
-	kd_finish(&keydefs, descending, numeric, human, version);
-	/* One key: -F N -k TYPE; sort's -h and -V keys are composed as
-	 * several keys are. */
+	kd_finish(&keydefs, descending, numeric, human, version, fold, blanks);
+	/* One key: -F N -k TYPE; sort's -h, -V, -f and a string's b are
+	 * composed as several keys are. */
 	if (keydefs.n == 1 && !kd_composed(&keydefs)) {
 		snprintf(field_text, sizeof field_text, "%u", keydefs.keys[0].field);
 		field_arg = field_text;
@@ -312,7 +324,7 @@ static int resolve_keys(struct cls_opts *o)
 	descending = 0;
 	if (format_arg && strcmp(format_arg, "kv"))
 		return usage_error("%s", kd_composed(&keydefs) ?
-				   "-n, -g, -h and -V apply to the kv format only" :
+				   "sort's key options apply to the kv format only" :
 				   "several keys (-K) apply to the kv format only");
 	return 0;
 }
@@ -552,8 +564,8 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if ((numeric || version) && o.format != CLS_FMT_KV) {
-		status = usage_error("%s", "-n, -g, -h and -V apply to the kv format only");
+	if ((numeric || version || fold || blanks) && o.format != CLS_FMT_KV) {
+		status = usage_error("%s", "sort's key options apply to the kv format only");
 		goto fail;
 	}
 	if (o.format == CLS_FMT_BIN && (sep_arg || field_arg || zero || o.str_key || o.header ||

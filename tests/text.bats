@@ -474,7 +474,7 @@ bad
   done
   # What names its keys' types, and formats other than text, refuse it.
   for case in "-k u32:-n (or -g, -h) and -k TYPE both name the key's type" \
-              "-K 2:-n (or -g, -h) applies to sort's -k" "-f bin:-n, -g, -h and -V apply to the kv format only" \
+              "-K 2:-n (or -g, -h) applies to sort's -k" "-f bin:sort's key options apply to the kv format only" \
               "-t .:may go on past the separator '.'"; do
     run --separate-stderr "$CLSORT" ${case%%:*} -n "$T/blank"
     [ "$status" -eq 2 ] || fail "${case%%:*} -n: status $status"
@@ -523,8 +523,8 @@ human() {
   [ "$status" -eq 2 ] && [ -z "$output" ] || fail "status $status, output $output"
   [[ "$stderr" == "clsort: $T/bad:2: invalid"*"'K1'" ]] || fail "$stderr"
   for case in "-n -h:each say how numbers are read" "-F 2 -h:not -F: -k N,Nh" \
-              "-k 1,1h -k u32:say how the key is read: no -k TYPE beside them" \
-              "-f bin -h:-n, -g, -h and -V apply to the kv format only"; do
+              "-k 1,1h -k u32:says how the key is read: no -k TYPE beside it" \
+              "-f bin -h:sort's key options apply to the kv format only"; do
     run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
     [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
@@ -571,8 +571,37 @@ versions() {
     cmp - <("$CLSORT" "${DEV[@]}" -m -t , -k1,1V "$T/a" "$T/b")
   for case in "-n -V:-V and -n (or -g, -h) each say how keys are compared" \
               "-F 2 -V:not -F, -K or -k TYPE" "-k 1,1nV:V and a number's option" \
-              "-k 1,1V -k str:say how the key is read: no -k TYPE beside them" \
-              "-f bin -V:-n, -g, -h and -V apply to the kv format only"; do
+              "-k 1,1V -k str:says how the key is read: no -k TYPE beside it" \
+              "-f bin -V:sort's key options apply to the kv format only"; do
+    run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
+    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
+    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
+  done
+}
+
+@test "sort's f and b: case folded, leading blanks skipped, as sort -s -f and -b" {
+  printf 'b,  Bx\nA, a\na,b\nB,   A\n  c,C\n C,c\n_,[\n~,  ^\n' > "$T/in"
+  same_as_sort "$T/in" "--ignore-case" -f
+  same_as_sort "$T/in" "-b" -b
+  same_as_sort "$T/in" "-r --ignore-case -b" -r -f -b
+  same_as_sort "$T/in" "-t , -k2b" -t , -k2b
+  same_as_sort "$T/in" "-t , -k2bf,2 -k1,1r" -t , -k2bf,2 -k1,1r
+  same_as_sort "$T/in" "-u -t , -k2,2f" -u -t , -k2,2f
+  same_as_sort "$T/in" "-t , -k2,2fb" -t , -k2,2fb
+  same_as_sort "$T/in" "-t , --ignore-case -k2,2 -k1,1" -t , -f -k2,2 -k1,1
+  # Larger, through every mode: fields that differ only in case.
+  gen_text 2000 41 , > "$T/big"
+  tr 'ab' 'AB' < "$T/big" | head -1000 >> "$T/big"
+  same_as_sort "$T/big" "-t , -k2,2f -k3,3n" -t , -k2,2f -k3,3n
+  sort -s -f "$T/big" > "$T/sorted"
+  "$CLSORT" -c --ignore-case "$T/sorted"
+  run -1 "$CLSORT" -c --ignore-case "$T/big"
+  sort -s -m -f <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted") |
+    cmp - <("$CLSORT" "${DEV[@]}" -m --ignore-case <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted"))
+  for case in "--ignore-case -V:--ignore-case is not taken beside -V" \
+              "-k 1,1Vf:f is not taken beside V" \
+              "-b -t , -F 2:not -F, -K or -k TYPE" \
+              "-f bin -b:sort's key options apply to the kv format only"; do
     run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
     [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
@@ -589,7 +618,7 @@ versions() {
       fail "-t $t -k 2n: ${stderr_lines[0]}"
   done
   for case in "3,2:the key's end is a field from its start's" "2.3,2:character positions" \
-              "2,2M:sort(1) key option is not taken" "2,2b:b is taken beside n, g or h only"; do
+              "2,2M:sort(1) key option is not taken"; do
     run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
     [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
     [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "-k ${case%%:*}: ${stderr_lines[0]}"

@@ -277,7 +277,7 @@ static void test_lead_parse(void)
 	ok(!T("u32")->parse_lead && !T("i64")->parse_lead, "integer types read whole keys only");
 }
 
-/* sort -V's and -h's keys: the composed bytes (kvk_key, which the sort
+/* sort -V's, -h's and -f's keys: the composed bytes (kvk_key, which the sort
  * orders) and the comparison of lines one by one (kvk_cmp, for -m and -c)
  * agree on every pair of random strings, whole lines and a key followed
  * by another, either direction. */
@@ -340,6 +340,12 @@ static void test_composed_orders(void)
 	composed_pairs("-h, a key followed by another", h, 2, hchars, 4);
 	h[0].reverse = true;
 	composed_pairs("-rh, whole line", h, 1, hchars, 5);
+	{
+		struct cls_key fb[2] = { { .field = 1, .fold = true, .blanks = true }, { .field = 2 } };
+		composed_pairs("-f -b, a key followed by another", fb, 2, "aAbB  [_z,Z", 6);
+		fb[0].reverse = true;
+		composed_pairs("-rf -b, whole line", fb, 1, "aAbB  [_z,Z", 7);
+	}
 }
 
 /* -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN */
