@@ -3,7 +3,9 @@
  * and the field; the rest is the line, whose last byte, odd, takes a string
  * key of several fields.  Where a line's key may be read as
  * plain digits (kvkey.h), that read must give what enc_key gives, or
- * decline: the target aborts otherwise. */
+ * decline: the target aborts otherwise.  The line's keys composed as
+ * sort's -V, -h, f and b make them (kvk_key, from byte 0's bits), and
+ * the line compared with itself (kvk_cmp), must be equal. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -51,5 +53,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    kvk_digits_key(&f, line, line + size - 1, &digits_key, &sep) &&
 	    (rc != KEY_OK || digits_key != key || *sep != f.sep))
 		abort();
+	{
+		struct cls_key keys[2] = {
+			{ .field = f.field, .version = !(data[0] & 1), .reverse = data[0] & 2,
+			  .fold = data[0] & 1, .blanks = data[0] & 4, .span = f.field_span },
+			{ .field = 1 + (data[0] >> 6), .type = key_type_find("f64"), .lead = true,
+			  .human = data[0] & 8 },
+		};
+		unsigned char buf[64];
+		const char *k;
+		size_t klen;
+
+		f.keys = keys;
+		f.nkeys = 1 + (data[0] >> 4 & 1);
+		f.str = true;
+		f.mask = 0;
+		if (kvk_key(&f, line, size - 1, &key, &k, &klen, buf, sizeof buf) == KEY_OK &&
+		    kvk_cmp(&f, line, size - 1, line, size - 1) != 0)
+			abort();
+	}
 	return 0;
 }
