@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "keysink.h"
 #include "strkey.h"
 #include "util.h"
+#include "verkey.h"
 
 /* A blank, as sort(1) has them in the C locale: with -z a newline too. */
 static inline bool is_blank(const struct enc_format *f, unsigned char c)
@@ -181,121 +183,9 @@ static int human_key(const struct enc_format *f, unsigned field, const struct ke
 	return KEY_OK;
 }
 
-/* Where a composed key goes: its first cap bytes into p; n counts them
- * all. */
-struct sink {
-	unsigned char *p;
-	size_t cap, n;
-};
-
-static inline void put(struct sink *s, unsigned char c)
-{
-	if (s->n < s->cap)
-		s->p[s->n] = c;
-	s->n++;
-}
-
-/* A byte of a composed key: xored with inv, and where escape (a key that
- * others follow) a 0 followed by a 1, so that the key's end (two 0s)
- * sorts before any byte of a longer key. */
-static inline void put_esc(struct sink *s, unsigned char c, unsigned char inv, bool escape)
-{
-	put(s, c ^ inv);
-	if (escape && c == 0)
-		put(s, 1 ^ inv);
-}
-
-static inline bool ascii_digit(unsigned char c)
-{
-	return (unsigned)(c - '0') <= 9;
-}
-
-static inline bool ascii_letter(unsigned char c)
-{
-	return (unsigned)((c | 0x20) - 'a') < 26;
-}
-
-/* A byte's place in sort -V's order of the text between numbers, from 0,
- * two bytes wide: '~' before the text's end (VER_END), the end before
- * letters, letters before any other byte. */
-#define VER_END 1u
-static inline unsigned ver_order(unsigned char c)
-{
-	return c == '~' ? 0 : ascii_letter(c) ? c + 1u : c + 257u;
-}
-
-/* s[0..n) as bytes that compare as sort -V compares such strings, where
- * no file suffix decides (gnulib's verrevcmp): each run of bytes other
- * than digits as their orders, then the end's; each run of digits as the
- * count of its digits past leading zeros, in four bytes, then those
- * digits; the end's order once more at the string's end. */
-static void ver_run(const unsigned char *s, size_t n, struct sink *o, unsigned char inv,
-		    bool escape)
-{
-	size_t i = 0, z, d;
-	unsigned b;
-
-	do {
-		for (; i < n && !ascii_digit(s[i]); i++) {
-			put_esc(o, (unsigned char)(ver_order(s[i]) >> 8), inv, escape);
-			put_esc(o, (unsigned char)ver_order(s[i]), inv, escape);
-		}
-		put_esc(o, 0, inv, escape);
-		put_esc(o, VER_END, inv, escape);
-		for (z = i; z < n && s[z] == '0'; z++)
-			;
-		for (d = z; d < n && ascii_digit(s[d]); d++)
-			;
-		for (b = 4; b-- > 0;)
-			put_esc(o, (unsigned char)((d - z) >> 8 * b), inv, escape);
-		for (; z < d; z++)
-			put_esc(o, s[z], inv, escape);
-		i = d;
-	} while (i < n);
-	put_esc(o, 0, inv, escape);
-	put_esc(o, VER_END, inv, escape);
-}
-
-/* The length of s[0..n) without its file suffixes, as sort -V cuts them
- * (GNU coreutils 9.1): each a '.', a letter or '~', then letters, digits
- * and '~'s, at the end, the first at any place, the string's first byte
- * too (".tar.gz" is all suffix). */
-static size_t ver_prefix(const unsigned char *s, size_t n)
-{
-	size_t i = 0, prefix;
-
-	for (;;) {
-		prefix = i;
-		while (i + 1 < n && s[i] == '.' && (ascii_letter(s[i + 1]) || s[i + 1] == '~'))
-			for (i += 2; i < n && (ascii_letter(s[i]) || ascii_digit(s[i]) || s[i] == '~');
-			     i++)
-				;
-		if (i >= n)
-			return prefix;
-		i++;
-	}
-}
-
-/* A key of sort -V (gnulib's filevercmp) as bytes that compare as it
- * compares: the empty string first, then ".", "..", other strings that
- * start with '.', the rest; among those, the strings without their file
- * suffixes, then whole (ver_run). */
-static void ver_key(const unsigned char *s, size_t n, struct sink *o, unsigned char inv,
-		    bool escape)
-{
-	const unsigned char rank = n == 0 ? 0 : s[0] != '.' ? 4 : n == 1 ? 1 :
-				   n == 2 && s[1] == '.' ? 2 : 3;
-
-	put_esc(o, rank, inv, escape);
-	if (rank < 3)
-		return;
-	ver_run(s, ver_prefix(s, n), o, inv, escape);
-	ver_run(s, n, o, inv, escape);
-}
-
 /* Compose the keys of a line (kvkey.h has the layout).  KEY_OK, or why a
  * key does not parse, *bad its index. */
-static int compose(const struct enc_format *f, const char *line, size_t len, struct sink *s,
+static int compose(const struct enc_format *f, const char *line, size_t len, struct key_sink *s,
 		   size_t *bad)
 {
 	size_t i, j;
@@ -311,8 +201,8 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 			key_text(f, k, line, len, &p, &plen);
 			ver_key((const unsigned char *)p, plen, s, inv, escape);
 			if (escape) {
-				put(s, inv);
-				put(s, inv);
+				sink_put(s, inv);
+				sink_put(s, inv);
 			}
 		} else if (!k->type) {
 			key_text(f, k, line, len, &p, &plen);
@@ -325,11 +215,11 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 				continue;
 			}
 			for (j = 0; j < plen; j++)
-				put_esc(s, fold_byte((unsigned char)p[j], k->fold), inv,
+				sink_put_esc(s, fold_byte((unsigned char)p[j], k->fold), inv,
 					i + 1 < f->nkeys || inv);
 			if (i + 1 < f->nkeys || inv) {
-				put(s, inv);
-				put(s, inv);
+				sink_put(s, inv);
+				sink_put(s, inv);
 			}
 		} else {
 			uint64_t v;
@@ -345,11 +235,11 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 			}
 			/* The unit's order first, offset to a byte. */
 			if (k->human)
-				put(s, (unsigned char)(order + 128) ^ inv);
+				sink_put(s, (unsigned char)(order + 128) ^ inv);
 			if (inv)
 				v = ~v & key_mask(k->type);
 			for (b = k->type->width; b-- > 0;)
-				put(s, (unsigned char)(v >> 8 * b));
+				sink_put(s, (unsigned char)(v >> 8 * b));
 		}
 	}
 	return KEY_OK;
@@ -368,7 +258,7 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 	int rc;
 
 	if (f->nkeys) {
-		struct sink s = { buf, cap, 0 };
+		struct key_sink s = { buf, cap, 0 };
 		size_t bad;
 		rc = compose(f, line, len, &s, &bad);
 		if (rc != KEY_OK)
@@ -389,53 +279,6 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 	if (rc == KEY_OK)
 		*key ^= f->mask;
 	return rc;
-}
-
-/* gnulib's verrevcmp: sort -V's comparison where no file suffix decides,
- * as ver_run's bytes compare. */
-static int ver_revcmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
-{
-	size_t i = 0, j = 0;
-
-	while (i < an || j < bn) {
-		int first = 0;
-		while ((i < an && !ascii_digit(a[i])) || (j < bn && !ascii_digit(b[j]))) {
-			const int x = i < an && !ascii_digit(a[i]) ? (int)ver_order(a[i]) : (int)VER_END;
-			const int y = j < bn && !ascii_digit(b[j]) ? (int)ver_order(b[j]) : (int)VER_END;
-			if (x != y)
-				return x - y;
-			i++;
-			j++;
-		}
-		while (i < an && a[i] == '0')
-			i++;
-		while (j < bn && b[j] == '0')
-			j++;
-		for (; i < an && j < bn && ascii_digit(a[i]) && ascii_digit(b[j]); i++, j++)
-			if (!first)
-				first = a[i] - b[j];
-		if (i < an && ascii_digit(a[i]))
-			return 1;
-		if (j < bn && ascii_digit(b[j]))
-			return -1;
-		if (first)
-			return first;
-	}
-	return 0;
-}
-
-/* gnulib's filevercmp, sort -V's comparison, as ver_key's bytes compare. */
-static int ver_cmp(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
-{
-	const int ra = an == 0 ? 0 : a[0] != '.' ? 4 : an == 1 ? 1 : an == 2 && a[1] == '.' ? 2 : 3;
-	const int rb = bn == 0 ? 0 : b[0] != '.' ? 4 : bn == 1 ? 1 : bn == 2 && b[1] == '.' ? 2 : 3;
-	const size_t pa = ver_prefix(a, an), pb = ver_prefix(b, bn);
-	int c;
-
-	if (ra != rb || ra < 3)
-		return ra - rb;
-	c = ver_revcmp(a, pa, b, pb);
-	return c || (pa == an && pb == bn) ? c : ver_revcmp(a, an, b, bn);
 }
 
 /* sort -f's comparison of two strings: as their bytes, a to z read as A
@@ -502,7 +345,7 @@ void kvk_report(const struct enc_format *f, const char *name, uint64_t line_no, 
 	if (f->nkeys) {
 		/* The key that fails. */
 		unsigned char scratch[8];
-		struct sink s = { scratch, sizeof scratch, 0 };
+		struct key_sink s = { scratch, sizeof scratch, 0 };
 		size_t bad = 0;
 		const int rc = compose(f, line, len, &s, &bad);
 		if (rc != KEY_OK) {
