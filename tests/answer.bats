@@ -22,10 +22,24 @@ teardown() {
 }
 
 # worker_of PID: the pid of PID's child process named clsort, if it has one.
+# Each process's status is read on its own: one that ends while the others
+# are looked at is passed over (awk, given them all, stopped at the first
+# it could not open, with status 2, and failed the test).
 worker_of() {
-  awk -v p="$1" '$1 == "Name:" && $2 != "clsort" { nextfile }
-    $1 == "PPid:" { if ($2 == p) { split(FILENAME, f, "/"); print f[3] } nextfile }' \
-    /proc/[0-9]*/status 2> /dev/null
+  local f key value name ppid
+  for f in /proc/[0-9]*/status; do
+    name= ppid=
+    while read -r key value; do
+      case $key in
+      Name:) name=$value ;;
+      PPid:) ppid=$value; break ;;
+      esac
+    done < "$f" 2> /dev/null || continue
+    if [ "$name" = clsort ] && [ "$ppid" = "$1" ]; then
+      f=${f#/proc/}
+      echo "${f%/status}"
+    fi
+  done
 }
 
 # ended PID: wait until no process PID is left (a worker the caller's end
