@@ -161,15 +161,6 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	return append(l, &k, !options, err, errlen);
 }
 
-/* Whether byte c may go on a number that sort -n or -g reads: a digit, a
- * sign, a point, or a letter (an exponent, a hexadecimal digit, inf,
- * nan). */
-static bool in_number(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       c == '.' || c == '+' || c == '-';
-}
-
 int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char *err,
 		  size_t errlen)
 {
@@ -179,7 +170,8 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 		struct cls_key *const k = &l->keys[i];
 		if (!k->span || !(l->n == 1 ? one_number : k->type != NULL))
 			continue;
-		if (!blank && in_number((unsigned char)sep))
+		/* A number that sort -n or -g reads may go on past it. */
+		if (!blank && key_float_byte((unsigned char)sep))
 			return fail(err, errlen, "-k %u: a number that sort reads from field %u on "
 				    "may go on past the separator '%c': -k %u,%u reads the field alone",
 				    k->field, k->field, sep, k->field, k->field);

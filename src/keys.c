@@ -106,9 +106,7 @@ static int p_i64(const char *s, size_t len, uint64_t *raw)
 	return rc;
 }
 
-/* Whether byte c may be part of a number strtod reads: a digit, a letter
- * (an exponent, a hexadecimal digit, inf, nan), a point or a sign. */
-static inline bool in_float(unsigned char c)
+bool key_float_byte(unsigned char c)
 {
 	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '.' ||
 	       c == '+' || c == '-';
@@ -130,7 +128,7 @@ static int parse_float(const char *s, size_t len, bool single, bool lead, uint64
 			s++;
 			len--;
 		}
-		while (n < len && in_float((unsigned char)s[n]))
+		while (n < len && key_float_byte((unsigned char)s[n]))
 			n++;
 		len = n;
 	}

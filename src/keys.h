@@ -60,6 +60,10 @@ struct key_type {
 
 extern const struct key_type key_types[];
 
+/* Whether byte c may be part of a number strtod reads: a digit, a letter
+ * (an exponent, a hexadecimal digit, inf, nan), a point or a sign. */
+bool key_float_byte(unsigned char c);
+
 /* The type named name, or NULL. */
 const struct key_type *key_type_find(const char *name);
 
