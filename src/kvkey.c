@@ -196,28 +196,25 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 		const char *p;
 		size_t plen;
 
-		if (k->version) {
-			const bool escape = i + 1 < f->nkeys || inv;
+		/* A string that others follow, or inverted, is escaped and
+		 * ended (sink_put_esc); the last, ascending, orders itself. */
+		const bool escape = i + 1 < f->nkeys || inv;
+
+		if (!k->type) {
 			key_text(f, k, line, len, &p, &plen);
-			ver_key((const unsigned char *)p, plen, s, inv, escape);
-			if (escape) {
-				sink_put(s, inv);
-				sink_put(s, inv);
-			}
-		} else if (!k->type) {
-			key_text(f, k, line, len, &p, &plen);
-			if (i + 1 == f->nkeys && !inv && !k->fold) {
-				/* Nothing follows: the bytes order themselves. */
+			if (k->version) {
+				ver_key((const unsigned char *)p, plen, s, inv, escape);
+			} else if (!escape && !k->fold) {
 				if (s->n < s->cap)
 					memcpy(s->p + s->n, p,
 					       plen < s->cap - s->n ? plen : s->cap - s->n);
 				s->n += plen;
-				continue;
+			} else {
+				for (j = 0; j < plen; j++)
+					sink_put_esc(s, fold_byte((unsigned char)p[j], k->fold), inv,
+						     escape);
 			}
-			for (j = 0; j < plen; j++)
-				sink_put_esc(s, fold_byte((unsigned char)p[j], k->fold), inv,
-					i + 1 < f->nkeys || inv);
-			if (i + 1 < f->nkeys || inv) {
+			if (escape) {
 				sink_put(s, inv);
 				sink_put(s, inv);
 			}
@@ -287,9 +284,11 @@ static int fold_cmp(const unsigned char *a, size_t an, const unsigned char *b, s
 {
 	size_t i;
 
-	for (i = 0; i < an && i < bn; i++)
-		if (fold_byte(a[i], true) != fold_byte(b[i], true))
-			return fold_byte(a[i], true) - fold_byte(b[i], true);
+	for (i = 0; i < an && i < bn; i++) {
+		const int c = fold_byte(a[i], true) - fold_byte(b[i], true);
+		if (c)
+			return c;
+	}
 	return (an > bn) - (an < bn);
 }
 
@@ -303,18 +302,15 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 		size_t xl, yl;
 		int c;
 
-		if (k->version) {
+		if (!k->type) {
+			const unsigned char *ux, *uy;
 			key_text(f, k, a, alen, &x, &xl);
 			key_text(f, k, b, blen, &y, &yl);
-			c = ver_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
-		} else if (!k->type && k->fold) {
-			key_text(f, k, a, alen, &x, &xl);
-			key_text(f, k, b, blen, &y, &yl);
-			c = fold_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
-		} else if (!k->type) {
-			key_text(f, k, a, alen, &x, &xl);
-			key_text(f, k, b, blen, &y, &yl);
-			c = str_cmp((const unsigned char *)x, xl, (const unsigned char *)y, yl);
+			ux = (const unsigned char *)x;
+			uy = (const unsigned char *)y;
+			c = k->version ? ver_cmp(ux, xl, uy, yl) :
+			    k->fold    ? fold_cmp(ux, xl, uy, yl) :
+					 str_cmp(ux, xl, uy, yl);
 		} else if (k->human) {
 			uint64_t u = 0, v = 0;
 			int ou = 0, ov = 0;
