@@ -45,6 +45,18 @@ MODES=("" "ranges -S 4K" "device -S 4K" "host -S 4K" "--memory=1M")
 
 # same_as_sort IN "CLSORT OPTIONS" SORT-OPTION...: in every mode,
 # clsort's output is GNU sort -s's, byte for byte.
+# refused FILE "OPTIONS:MESSAGE"...: clsort OPTIONS FILE is a usage
+# error (status 2) whose first line says MESSAGE.
+refused() {
+  local in=$1 case
+  shift
+  for case; do
+    run --separate-stderr "$CLSORT" ${case%%:*} "$in"
+    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
+    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
+  done
+}
+
 same_as_sort() {
   local in=$1 opts=$2 mode env
   shift 2
@@ -473,13 +485,10 @@ bad
     [[ "$stderr" == *"$T/units:1: invalid f64 key '5kg'" ]] || fail "$opts: $stderr"
   done
   # What names its keys' types, and formats other than text, refuse it.
-  for case in "-k u32:-n (or -g, -h) and -k TYPE both name the key's type" \
-              "-K 2:-n (or -g, -h) applies to sort's -k" "-f bin:sort's key options apply to the kv format only" \
-              "-t .:may go on past the separator '.'"; do
-    run --separate-stderr "$CLSORT" ${case%%:*} -n "$T/blank"
-    [ "$status" -eq 2 ] || fail "${case%%:*} -n: status $status"
-    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*} -n: ${stderr_lines[0]}"
-  done
+  refused "$T/blank" "-k u32 -n:-n (or -g, -h) and -k TYPE both name the key's type" \
+    "-K 2 -n:-n (or -g, -h) applies to sort's -k" \
+    "-f bin -n:sort's key options apply to the kv format only" \
+    "-t . -n:may go on past the separator '.'"
 }
 
 # human N SEED: N lines of du -h's shape, "SIZE,COUNT<TAB>path", sizes
@@ -522,13 +531,9 @@ human() {
   run --separate-stderr "$CLSORT" "${DEV[@]}" -h "$T/bad"
   [ "$status" -eq 2 ] && [ -z "$output" ] || fail "status $status, output $output"
   [[ "$stderr" == "clsort: $T/bad:2: invalid"*"'K1'" ]] || fail "$stderr"
-  for case in "-n -h:each say how numbers are read" "-F 2 -h:not -F: -k N,Nh" \
-              "-k 1,1h -k u32:says how the key is read: no -k TYPE beside it" \
-              "-f bin -h:sort's key options apply to the kv format only"; do
-    run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
-    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
-    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
-  done
+  refused "$T/in" "-n -h:each say how numbers are read" "-F 2 -h:not -F: -k N,Nh" \
+    "-k 1,1h -k u32:says how the key is read: no -k TYPE beside it" \
+    "-f bin -h:sort's key options apply to the kv format only"
 }
 
 # versions N SEED: N lines of version strings and file names, "NAME,N":
@@ -569,14 +574,10 @@ versions() {
   tail -n +1001 "$T/in" | sort -s -t , -k1,1V > "$T/b"
   sort -s -m -t , -k1,1V "$T/a" "$T/b" |
     cmp - <("$CLSORT" "${DEV[@]}" -m -t , -k1,1V "$T/a" "$T/b")
-  for case in "-n -V:-V and -n (or -g, -h) each say how keys are compared" \
-              "-F 2 -V:not -F, -K or -k TYPE" "-k 1,1nV:V and a number's option" \
-              "-k 1,1V -k str:says how the key is read: no -k TYPE beside it" \
-              "-f bin -V:sort's key options apply to the kv format only"; do
-    run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
-    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
-    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
-  done
+  refused "$T/in" "-n -V:-V and -n (or -g, -h) each say how keys are compared" \
+    "-F 2 -V:not -F, -K or -k TYPE" "-k 1,1nV:V and a number's option" \
+    "-k 1,1V -k str:says how the key is read: no -k TYPE beside it" \
+    "-f bin -V:sort's key options apply to the kv format only"
 }
 
 @test "sort's f and b: case folded, leading blanks skipped, as sort -s -f and -b" {
@@ -598,14 +599,9 @@ versions() {
   run -1 "$CLSORT" -c --ignore-case "$T/big"
   sort -s -m -f <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted") |
     cmp - <("$CLSORT" "${DEV[@]}" -m --ignore-case <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted"))
-  for case in "--ignore-case -V:--ignore-case is not taken beside -V" \
-              "-k 1,1Vf:f is not taken beside V" \
-              "-b -t , -F 2:not -F, -K or -k TYPE" \
-              "-f bin -b:sort's key options apply to the kv format only"; do
-    run --separate-stderr "$CLSORT" ${case%%:*} "$T/in"
-    [ "$status" -eq 2 ] || fail "${case%%:*}: status $status"
-    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "${case%%:*}: ${stderr_lines[0]}"
-  done
+  refused "$T/in" "--ignore-case -V:--ignore-case is not taken beside -V" \
+    "-k 1,1Vf:f is not taken beside V" "-b -t , -F 2:not -F, -K or -k TYPE" \
+    "-f bin -b:sort's key options apply to the kv format only"
 }
 
 @test "sort's -k forms clsort does not take: one line naming the clsort way" {
@@ -617,12 +613,8 @@ versions() {
     [[ "${stderr_lines[0]}" == *"may go on past the separator '$t': -k 2,2 reads the field alone"* ]] ||
       fail "-t $t -k 2n: ${stderr_lines[0]}"
   done
-  for case in "3,2:the key's end is a field from its start's" "2.3,2:character positions" \
-              "2,2M:sort(1) key option is not taken"; do
-    run --separate-stderr "$CLSORT" -t , -k "${case%%:*}" "$T/in"
-    [ "$status" -eq 2 ] || fail "-k ${case%%:*}: status $status"
-    [[ "${stderr_lines[0]}" == *"${case#*:}"* ]] || fail "-k ${case%%:*}: ${stderr_lines[0]}"
-  done
+  refused "$T/in" "-t , -k 3,2:the key's end is a field from its start's" \
+    "-t , -k 2.3,2:character positions" "-t , -k 2,2M:sort(1) key option is not taken"
   run --separate-stderr "$CLSORT" -t , -k 2,2 -F 2 "$T/in"
   [ "$status" -eq 2 ]
   [[ "${stderr_lines[0]}" == *"-K (or sort's -k N,N) and -F both name the key field"* ]]
