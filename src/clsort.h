@@ -37,9 +37,9 @@ struct cls_key {
 	unsigned span;			/* a string: the fields past the first it
 					 * takes (CLS_SPAN_END: all) */
 	bool lead;			/* a float: the number at its field's start,
-					 * as sort -n and -g read it (key_type's
+					 * as sort -g reads it (key_type's
 					 * parse_lead) */
-	bool human;			/* with lead: the unit right after the
+	bool human;			/* with exact: the unit right after the
 					 * number (K, M, G...) orders first, as
 					 * sort -h has it */
 	bool version;			/* a string: in sort -V's order, numbers
@@ -47,6 +47,10 @@ struct cls_key {
 	bool fold;			/* a string: a to z read as A to Z (sort -f) */
 	bool blanks;			/* a string: its leading blanks not read
 					 * (sort -b) */
+	bool exact;			/* a float: the number at its field's
+					 * start as sort -n reads it, 0 where
+					 * none, ties of its double ordered
+					 * exactly (deckey.h) */
 };
 
 /* A string key's fields past its first: all, to the line's end (sort's

@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false, false };
 	const char *p = arg;
 	bool typed = false;
 
@@ -92,12 +92,23 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 	return append(l, &k, true, err, errlen);
 }
 
+int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen)
+{
+	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false, false };
+
+	k.field = field;
+	k.type = key_type_find("f64");
+	k.exact = true;
+	return append(l, &k, true, err, errlen);
+}
+
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false };
+	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false, false };
 	const char *p = def;
 	unsigned end;
-	bool numeric = false, human = false, version = false, blanks = false, fold = false;
+	bool numeric = false, general = false, decimal = false, human = false, version = false;
+	bool blanks = false, fold = false;
 	bool options = false, ended = false;
 
 	if (!field_number(&p, &k.field) || k.field == 0)
@@ -118,6 +129,8 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 		}
 		if (*p == 'n' || *p == 'g' || *p == 'h') {
 			numeric = true;
+			general = general || *p == 'g';
+			decimal = decimal || *p == 'n';
 			human = human || *p == 'h';
 		}
 		else if (*p == 'V')
@@ -138,6 +151,9 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 			break;
 		options = true;
 	}
+	if (general && (human || decimal))
+		return fail(err, errlen, "-k %s: g reads numbers as floats, n and h as sort -n: one "
+			    "of them", def);
 	if (version && numeric)
 		return fail(err, errlen, "-k %s: V and a number's option (n, g, h) each say how "
 			    "the key is compared: one of them", def);
@@ -153,7 +169,8 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	k.fold = fold && !numeric;
 	if (numeric) {
 		k.type = key_type_find("f64");
-		k.lead = true;
+		k.lead = general;
+		k.exact = !general;
 		k.human = human;
 	}
 	k.version = version;
@@ -180,8 +197,8 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 	return 0;
 }
 
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version,
-	       bool fold, bool blanks)
+void kd_finish(struct kd_list *l, bool descending, bool numeric, bool general, bool human,
+	       bool version, bool fold, bool blanks)
 {
 	size_t i;
 	for (i = 0; i < l->n; i++)
@@ -190,7 +207,8 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, boo
 				l->keys[i].reverse = true;
 			if (numeric && !l->keys[i].type) {
 				l->keys[i].type = key_type_find("f64");
-				l->keys[i].lead = true;
+				l->keys[i].lead = general;
+				l->keys[i].exact = !general;
 				l->keys[i].human = human;
 				/* sort's -k 1 is the whole line; a number, that
 				 * at its start. */
@@ -213,7 +231,7 @@ bool kd_composed(const struct kd_list *l)
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (l->keys[i].human || l->keys[i].version || l->keys[i].fold ||
+		if (l->keys[i].exact || l->keys[i].version || l->keys[i].fold ||
 		    l->keys[i].blanks)
 			return true;
 	return false;

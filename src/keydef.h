@@ -25,7 +25,8 @@ struct kd_list {
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
 
 /* Append sort's key definition, def being "N,M" (fields N to M, M at
- * least N) with the options n or g (a number: f64), h (a number and its
+ * least N) with the options n (a number, cls_key's exact) or g (a float:
+ * f64; not beside n or h), h (a number and its
  * unit, cls_key's human), V (cls_key's version), f (fold), b (blanks: a
  * number's are skipped anyway), and r; or "N" with the same
  * options, a key that runs from field N to the line's end (N 1 with no n,
@@ -33,6 +34,11 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
  * --descending.  0, or -1 with a message in err that names the clsort
  * way where there is one. */
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen);
+
+/* Append the key of -F field with sort's -n: the number at the field's
+ * start (field 0: the line's), as sort -n reads it.  0, or -1 with a
+ * message in err. */
+int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen);
 
 /* Once the separator is known (blank, or the byte sep): a number's key
  * of several fields is read from its first field alone, as sort reads the
@@ -43,15 +49,15 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char *err,
 		  size_t errlen);
 
-/* Apply --descending, and numeric (sort's -n or -g: the type f64; with
- * human, sort's -h) or version (sort's -V), fold (-f) and blanks (-b), to
- * the keys that take them: those of sort's -k with no option of their
- * own. */
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool human, bool version,
-	       bool fold, bool blanks);
+/* Apply --descending, and numeric (the type f64: sort's -n, read exactly;
+ * with general, sort's -g, a float; with human, sort's -h) or version
+ * (sort's -V), fold (-f) and blanks (-b), to the keys that take them:
+ * those of sort's -k with no option of their own. */
+void kd_finish(struct kd_list *l, bool descending, bool numeric, bool general, bool human,
+	       bool version, bool fold, bool blanks);
 
-/* Whether a key of l is one that only a composed key holds: sort's -h,
- * -V, -f or a string's b. */
+/* Whether a key of l is one that only a composed key holds: sort's -n
+ * and -h, -V, -f or a string's b. */
 bool kd_composed(const struct kd_list *l);
 
 void kd_free(struct kd_list *l);

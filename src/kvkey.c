@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deckey.h"
 #include "keysink.h"
 #include "strkey.h"
 #include "util.h"
@@ -113,7 +114,7 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 		return KV_NOFIELD;
 	*kp = k;
 	*kplen = klen;
-	/* As sort -n reads numbers: leading blanks (part of a field split at
+	/* As sort -g reads numbers: leading blanks (part of a field split at
 	 * blanks) and the carriage return of a CRLF line are not the key's. */
 	if (f->blank)
 		while (klen && is_blank(f, (unsigned char)*k))
@@ -136,51 +137,22 @@ static int unit_order(unsigned char c)
 	return u ? (int)(u - units) + 1 : 0;
 }
 
-/* A key of sort -h in a field: the number at its start, as sort -n reads
- * it (blanks, a minus, digits with one point), and the order of the unit
- * right after it, negative for a negative number, 0 for none or a zero:
- * the order sorts first, the number's sortable value of type kt (a
- * float) second.  KEY_OK, KEY_BAD (no digit), KEY_RANGE or KV_NOFIELD; the
- * field in *kp, *kplen. */
-static int human_key(const struct enc_format *f, unsigned field, const struct key_type *kt,
-		     const char *line, size_t len, int *order, uint64_t *value, const char **kp,
-		     size_t *kplen)
+/* A number of sort -n (or -h) in a field: the number at its start, read
+ * exactly (deckey.h), 0 where the field has none or the line not the
+ * field, as sort has it; with -h (k->human), the order of the unit right
+ * after it, negative for a negative number, 0 for none or a zero: the
+ * order sorts first, the number second. */
+static void exact_key(const struct enc_format *f, const struct cls_key *k, const char *line,
+		      size_t len, struct dec *d, int *order)
 {
-	const char *k;
-	size_t klen, i = 0, start;
-	bool point = false, nonzero = false, digit = false;
-	uint64_t raw;
-	int rc;
+	const char *p;
+	size_t plen;
 
-	if (!kv_field(f, field, 0, line, len, &k, &klen))
-		return KV_NOFIELD;
-	*kp = k;
-	*kplen = klen;
-	while (i < klen && is_blank(f, (unsigned char)k[i]))
-		i++;
-	start = i;
-	if (i < klen && k[i] == '-')
-		i++;
-	for (; i < klen; i++) {
-		if ((unsigned)((unsigned char)k[i] - '0') <= 9) {
-			digit = true;
-			nonzero = nonzero || k[i] != '0';
-		} else if (k[i] == '.' && !point) {
-			point = true;
-		} else {
-			break;
-		}
-	}
-	if (!digit)
-		return KEY_BAD;
-	rc = kt->parse_lead(k + start, i - start, &raw);
-	if (rc != KEY_OK)
-		return rc;
-	*value = kt->sortable(raw);
-	*order = nonzero && i < klen ? unit_order((unsigned char)k[i]) : 0;
-	if (k[start] == '-')
-		*order = -*order;
-	return KEY_OK;
+	str_field(f, k->field, 0, line, len, &p, &plen);
+	dec_read(p, plen, d);
+	*order = 0;
+	if (k->human && d->sign && d->end < plen)
+		*order = d->sign * unit_order((unsigned char)p[d->end]);
 }
 
 /* Compose the keys of a line (kvkey.h has the layout).  KEY_OK, or why a
@@ -222,13 +194,21 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 			uint64_t v;
 			unsigned b;
 			int order = 0;
-			const int rc = k->human ? human_key(f, k->field, k->type, line, len, &order,
-							    &v, &p, &plen) :
-						  num_key(f, k->field, k->type, k->lead, line, len,
-							  &v, &p, &plen);
-			if (rc != KEY_OK) {
-				*bad = i;
-				return rc;
+			struct dec d;
+			int rel = 0;
+			if (k->exact) {
+				double dv;
+				exact_key(f, k, line, len, &d, &order);
+				dv = dec_double(&d, &rel);
+				memcpy(&v, &dv, sizeof v);
+				v = k->type->sortable(v);
+			} else {
+				const int rc = num_key(f, k->field, k->type, k->lead, line, len, &v,
+						       &p, &plen);
+				if (rc != KEY_OK) {
+					*bad = i;
+					return rc;
+				}
 			}
 			/* The unit's order first, offset to a byte. */
 			if (k->human)
@@ -237,6 +217,9 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 				v = ~v & key_mask(k->type);
 			for (b = k->type->width; b-- > 0;)
 				sink_put(s, (unsigned char)(v >> 8 * b));
+			/* Numbers its double cannot tell apart, told apart. */
+			if (k->exact)
+				dec_put(s, &d, rel, inv);
 		}
 	}
 	return KEY_OK;
@@ -311,12 +294,12 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 			c = k->version ? ver_cmp(ux, xl, uy, yl) :
 			    k->fold    ? fold_cmp(ux, xl, uy, yl) :
 					 str_cmp(ux, xl, uy, yl);
-		} else if (k->human) {
-			uint64_t u = 0, v = 0;
-			int ou = 0, ov = 0;
-			human_key(f, k->field, k->type, a, alen, &ou, &u, &x, &xl);
-			human_key(f, k->field, k->type, b, blen, &ov, &v, &y, &yl);
-			c = ou != ov ? (ou > ov) - (ou < ov) : (u > v) - (u < v);
+		} else if (k->exact) {
+			struct dec u, v;
+			int ou, ov;
+			exact_key(f, k, a, alen, &u, &ou);
+			exact_key(f, k, b, blen, &v, &ov);
+			c = ou != ov ? (ou > ov) - (ou < ov) : dec_cmp(&u, &v);
 		} else {
 			uint64_t u = 0, v = 0;
 			num_key(f, k->field, k->type, k->lead, a, alen, &u, &x, &xl);

@@ -5,7 +5,9 @@
  * them at once.
  *
  * A composed key is each key in turn: a number as its sortable value,
- * big-endian, in the type's width; a string with each NUL byte written as
+ * big-endian, in the type's width (a number of sort -n, cls_key's exact,
+ * its double's, then what orders it among the numbers of that double,
+ * deckey.h's dec_put); a string with each NUL byte written as
  * NUL 0x01 and ended by NUL NUL, so that a key that begins another ends
  * below it whatever follows (the last key, when ascending, is its bytes as
  * they are).  A descending key has every byte of its part inverted. */

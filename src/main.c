@@ -34,7 +34,7 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, numeric, human, version, fold, blanks, stable, unique, merge, zero, skip_bad;
+static int descending, numeric, general, human, version, fold, blanks, stable, unique, merge, zero, skip_bad;
 static int no_sync;
 static int progress, verbose;
 static int sync_output;
@@ -121,11 +121,13 @@ static const struct poptOption options[] = {
 	{ "reverse", '\0', POPT_ARG_NONE, &descending, 0,
 	  "same as --descending", NULL },
 	{ "numeric-sort", 'n', POPT_ARG_NONE, &numeric, 0,
-	  "text: the keys are numbers (f64), as sort -n reads them: those of sort's -k with no "
-	  "option of their own, -F's field, or without either the number at the start of the "
-	  "line, e.g. du -s * | clsort -rn", NULL },
-	{ "general-numeric-sort", 'g', POPT_ARG_NONE, &numeric, 0, "same as --numeric-sort",
-	  NULL },
+	  "text: the keys are numbers as sort -n reads them (digits and a point), compared "
+	  "exactly, 0 where a key has none: those of sort's -k with no option of their own, -F's "
+	  "field, or without either the number at the start of the line, e.g. du -s * | clsort "
+	  "-rn", NULL },
+	{ "general-numeric-sort", 'g', POPT_ARG_NONE, &general, 0,
+	  "text: the keys are floats (f64), as sort -g reads them (1e3, inf), where --numeric-sort "
+	  "reads digits and a point alone, exactly", NULL },
 	{ "human-numeric-sort", 'h', POPT_ARG_NONE, &human, 0,
 	  "text: as --numeric-sort, but a unit right after the number (K, M, G, T...) orders "
 	  "first, as sort -h has it, e.g. du -sh * | clsort -h", NULL },
@@ -259,10 +261,13 @@ static int resolve_keys(struct cls_opts *o)
 	bool typed;
 
 	key_arg = type_arg;
+	if ((numeric || human) && general)
+		return usage_error("%s", "-g reads numbers as floats, -n and -h as sort -n: one of "
+				   "them");
 	if (numeric && human)
 		return usage_error("%s", "-h and -n (or -g) each say how numbers are read: one of "
 				   "them");
-	if (version && (numeric || human))
+	if (version && (numeric || general || human))
 		return usage_error("%s", "-V and -n (or -g, -h) each say how keys are compared: one "
 				   "of them");
 	if (version && (field_arg || type_arg || keydefs.own_syntax))
@@ -275,16 +280,25 @@ static int resolve_keys(struct cls_opts *o)
 				   "not -F, -K or -k TYPE: -k N,Nf, -k N,Nb");
 	if (fold && version)
 		return usage_error("%s", "--ignore-case is not taken beside -V");
-	numeric = numeric || human;
+	numeric = numeric || general || human;
 	if (numeric && (type_arg || keydefs.own_syntax))
 		return usage_error("%s", type_arg ? "-n (or -g, -h) and -k TYPE both name the key's "
 						    "type"
 						  : "-n (or -g, -h) applies to sort's -k: -K names its "
 						    "keys' types, e.g. -K 2,f64");
-	/* sort's -n, -g and -h with -F: its field's number. */
-	if (numeric && field_arg) {
+	/* sort's -g with -F: its field's float; -n, the field's number as
+	 * sort reads it, a key of its own. */
+	if (general && field_arg) {
 		key_arg = "f64";
 		o->num_lead = true;
+	} else if (numeric && field_arg && !keydefs.n && *field_arg &&
+		   !field_arg[strspn(field_arg, "0123456789")]) {
+		unsigned long field = strtoul(field_arg, NULL, 10);
+		if (field > 65535)
+			return usage_error("invalid field '%s'", field_arg);
+		if (kd_add_number(&keydefs, (unsigned)field, err, sizeof err))
+			return usage_error("%s", err);
+		field_arg = NULL;
 	}
 	/* Without -k or -F, sort's -k 1: the whole line, which kd_finish
 	 * makes the number at its start. */
@@ -295,6 +309,11 @@ static int resolve_keys(struct cls_opts *o)
 		return 0;
 	/* -k N,N -k TYPE: the one key, read as TYPE. */
 	typed = keydefs.n == 1 && keydefs.sort_syntax && key_arg;
+	/* -k N,Nn -k TYPE: the type reads the field's number. */
+	if (typed && keydefs.keys[0].exact && !keydefs.keys[0].human) {
+		keydefs.keys[0].exact = false;
+		keydefs.keys[0].lead = true;
+	}
 	if (typed && kd_composed(&keydefs))
 		return usage_error("%s", "-k N,N with h, V, f or b says how the key is read: no -k "
 				   "TYPE beside it");
@@ -306,7 +325,7 @@ static int resolve_keys(struct cls_opts *o)
 	/* Without -t, sort splits fields at blanks. */
 	if (keydefs.sort_syntax && !sep_arg)
 		sep_arg = "blank";
-	kd_finish(&keydefs, descending, numeric, human, version, fold, blanks);
+	kd_finish(&keydefs, descending, numeric, general, human, version, fold, blanks);
 	/* One key: -F N -k TYPE; sort's -h, -V, -f and a string's b are
 	 * composed as several keys are. */
 	if (keydefs.n == 1 && !kd_composed(&keydefs)) {
@@ -545,8 +564,9 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 	 * end or to field M, a number is its field's. */
 	if (keydefs.n) {
 		char err[256];
-		if (kd_check_ends(&keydefs, keydefs.n == 1 && !o.str_key, o.blank_sep, o.separator,
-				  err, sizeof err)) {
+		if (kd_check_ends(&keydefs,
+				  keydefs.n == 1 && (!o.str_key || keydefs.keys[0].type), o.blank_sep,
+				  o.separator, err, sizeof err)) {
 			status = usage_error("%s", err);
 			goto fail;
 		}

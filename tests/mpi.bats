@@ -83,7 +83,7 @@ same_as_one() {
   same_as_one -K 1,u32,r -K 2 -u
 }
 
-@test "kv lines: sort's -h, -V and -n, as sort -s orders them" {
+@test "kv lines: sort's -h, -V and -n (exact past a double's digits), as sort -s orders them" {
   awk 'BEGIN { srand(15); split("K M G T", u, " ")
     for (i = 0; i < 20000; i++)
       printf "%s%s,v%d.%d.%d%s\t%d\n", int(rand() * 1000), (rand() < 0.8 ? u[1 + int(rand() * 4)] : ""),
@@ -95,6 +95,11 @@ same_as_one() {
   sort -s -t , -k2,2V -k1,1hr "$T/in" | cmp - "$T/one"
   same_as_one -n -r
   sort -s -n -r "$T/in" | cmp - "$T/one"
+  # 19-digit timestamps that a double ties, told apart as sort -n does.
+  awk 'BEGIN { srand(16)
+    for (i = 0; i < 20000; i++) printf "17329248001234%05d,%d\n", int(rand() * 100000), i }' > "$T/in"
+  same_as_one -n
+  sort -s -n "$T/in" | cmp - "$T/one"
 }
 
 @test "--header lines and npy arrays" {

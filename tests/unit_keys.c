@@ -327,8 +327,9 @@ static void composed_pairs(const char *what, struct cls_key *keys, size_t nkeys,
 static void test_composed_orders(void)
 {
 	struct cls_key v[2] = { { .field = 1, .version = true }, { .field = 2 } };
-	struct cls_key h[2] = { { .field = 1, .type = T("f64"), .lead = true, .human = true },
+	struct cls_key h[2] = { { .field = 1, .type = T("f64"), .exact = true, .human = true },
 				{ .field = 2 } };
+	struct cls_key n[2] = { { .field = 1, .type = T("f64"), .exact = true }, { .field = 2 } };
 	const char *const vchars = "0123456789000.~-_aZ.";
 	const char *const hchars = "0123456789.-KkMGQx ,";
 
@@ -340,12 +341,114 @@ static void test_composed_orders(void)
 	composed_pairs("-h, a key followed by another", h, 2, hchars, 4);
 	h[0].reverse = true;
 	composed_pairs("-rh, whole line", h, 1, hchars, 5);
+	composed_pairs("-n, a key followed by another", n, 2, "0123456789.- x,", 8);
+	n[0].reverse = true;
+	composed_pairs("-rn, whole line", n, 1, "00123456789.- x", 9);
 	{
 		struct cls_key fb[2] = { { .field = 1, .fold = true, .blanks = true }, { .field = 2 } };
 		composed_pairs("-f -b, a key followed by another", fb, 2, "aAbB  [_z,Z", 6);
 		fb[0].reverse = true;
 		composed_pairs("-rf -b, whole line", fb, 1, "aAbB  [_z,Z", 7);
 	}
+}
+
+/* sort -n's order of s, written independently of deckey.c: the sign, then
+ * the integer digits right-aligned and the fraction's left-aligned, each
+ * padded with zeros to a common width, compared as text. */
+static void ref_split(const char *s, int *sign, char *ip, char *fp)
+{
+	size_t n = 0;
+	bool neg, nonzero = false;
+
+	s += strspn(s, " \t");
+	neg = *s == '-';
+	s += neg;
+	while (*s == '0')
+		s++;
+	while (*s >= '0' && *s <= '9')
+		ip[n++] = *s++;
+	ip[n] = '\0';
+	n = 0;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9';)
+			fp[n++] = *s++;
+	fp[n] = '\0';
+	while (n && fp[n - 1] == '0')
+		fp[--n] = '\0';
+	nonzero = *ip || *fp;
+	*sign = !nonzero ? 0 : neg ? -1 : 1;
+}
+
+static int ref_cmp(const char *a, const char *b)
+{
+	char ai[64], af[64], bi[64], bf[64], x[160], y[160];
+	int as, bs, c;
+
+	ref_split(a, &as, ai, af);
+	ref_split(b, &bs, bi, bf);
+	if (as != bs)
+		return as < bs ? -1 : 1;
+	if (!as)
+		return 0;
+	snprintf(x, sizeof x, "%40s%-40s", ai, af);
+	snprintf(y, sizeof y, "%40s%-40s", bi, bf);
+	for (c = 0; x[c]; c++) {
+		if (x[c] == ' ')
+			x[c] = '0';
+		if (y[c] == ' ')
+			y[c] = '0';
+	}
+	c = strcmp(x, y);
+	return as * ((c > 0) - (c < 0));
+}
+
+/* Numbers that a double cannot tell apart, each a shared start and a
+ * random end: the composed bytes, kvk_cmp and the reference agree. */
+static void test_exact_numbers(void)
+{
+	static const char *const starts[] = { "1732924800123456", "-1732924800123456",
+					      "0.1000000000000000", "-0.09999999999999999",
+					      "99999999999999999999", "", "-", "0", "-0.", " 00",
+					      "900719925474099", "1844674407370955", "2.2", "-0.00",
+					      "17976931348623157", "0.30000000000000004",
+					      "-123456.7890123456", "1e", "0.000000000000000000001",
+					      "9.00000000000000", "-9.0000000000000", "173292480012345678",
+					      "17329248001234567" };
+	const size_t nstarts = sizeof starts / sizeof *starts;
+	struct cls_key k = { .field = 1, .type = T("f64"), .exact = true };
+	const struct enc_format f = { .fmt = CLS_FMT_KV, .sep = ',', .eol = '\n', .keys = &k,
+				      .nkeys = 1, .str = true };
+	static char lines[1000][48];
+	static unsigned char ka[1000][96];
+	size_t kl[1000], i, j;
+	unsigned seed = 11, fail = 0, pairs = 0;
+
+	for (i = 0; i < 1000; i++) {
+		const char *kp;
+		size_t n = strlen(strcpy(lines[i], starts[i % nstarts])), end;
+		end = n + ((seed = seed * 1103515245u + 12345u) >> 16) % 8;
+		while (n < end)
+			lines[i][n++] = "0123456789.00x"[((seed = seed * 1103515245u + 12345u) >> 16) % 14];
+		lines[i][n] = '\0';
+		if (kvk_key(&f, lines[i], n, NULL, &kp, &kl[i], ka[i], sizeof ka[i]) != KEY_OK ||
+		    kl[i] > sizeof ka[i])
+			fail++;
+	}
+	for (i = 0; i < 1000; i++)
+		for (j = 0; j < 1000; j++) {
+			int bytes = memcmp(ka[i], ka[j], kl[i] < kl[j] ? kl[i] : kl[j]);
+			const int direct = kvk_cmp(&f, lines[i], strlen(lines[i]), lines[j],
+						   strlen(lines[j]));
+			const int want = ref_cmp(lines[i], lines[j]);
+			if (!bytes)
+				bytes = (kl[i] > kl[j]) - (kl[i] < kl[j]);
+			pairs++;
+			if ((sign(bytes) != want || sign(direct) != want) && fail++ < 3)
+				printf("# '%s' against '%s': bytes %d, lines %d, want %d\n", lines[i],
+				       lines[j], bytes, direct, want);
+		}
+	ok(fail == 0, "-n: composed bytes, kvk_cmp and sort -n's order agree on %u pairs of numbers "
+	   "a double ties (%u differ)", pairs, fail);
 }
 
 /* -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN */
@@ -962,6 +1065,7 @@ int main(void)
 	test_float_parse();
 	test_lead_parse();
 	test_composed_orders();
+	test_exact_numbers();
 	test_float_order();
 	test_integer_order();
 	test_encode();
