@@ -98,20 +98,41 @@ static inline unsigned char fold_byte(unsigned char c, bool fold)
 	return fold && (unsigned)(c - 'a') < 26 ? (unsigned char)(c - 'a' + 'A') : c;
 }
 
+/* Where sort -g puts a key that is not a number (a missing field's
+ * too), and a NaN: first, then NaNs, then the numbers from -inf; the
+ * sortable forms of floats below -inf are NaNs, which it takes. */
+#define GENERAL_NOT_NUMBER 0
+#define GENERAL_NAN 1
+
+/* Whether raw, of the float type kt, is a NaN. */
+static bool float_nan(const struct key_type *kt, uint64_t raw)
+{
+	return kt->width == 4 ? (raw & 0x7fffffffu) > 0x7f800000u :
+				(raw & ~(1ull << 63)) > 0x7ff0000000000000ull;
+}
+
 /* The number in a field as a sortable key of type kt (no mask), or with
- * lead the number at the field's start (key_type's parse_lead): KEY_OK,
+ * lead the number at the field's start (key_type's parse_lead) as sort -g
+ * reads and orders it (a key that is not one, and a NaN, first): KEY_OK,
  * KEY_BAD, KEY_RANGE or KV_NOFIELD; the field in *kp, *kplen. */
 static int num_key(const struct enc_format *f, unsigned field, const struct key_type *kt, bool lead,
 		   const char *line, size_t len, uint64_t *key, const char **kp, size_t *kplen)
 {
+	const bool general = lead && kt->parse_lead;
 	const char *k;
 	size_t klen;
 	uint64_t raw;
 	int rc;
 
 	/* A number a missing field cannot be. */
-	if (!kv_field(f, field, 0, line, len, &k, &klen))
-		return KV_NOFIELD;
+	if (!kv_field(f, field, 0, line, len, &k, &klen)) {
+		if (!general)
+			return KV_NOFIELD;
+		*kp = line + len;
+		*kplen = 0;
+		*key = GENERAL_NOT_NUMBER;
+		return KEY_OK;
+	}
 	*kp = k;
 	*kplen = klen;
 	/* As sort -g reads numbers: leading blanks (part of a field split at
@@ -121,10 +142,16 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 			k++, klen--;
 	if (klen && k[klen - 1] == '\r' && k + klen == line + len)
 		klen--;
-	rc = lead && kt->parse_lead ? kt->parse_lead(k, klen, &raw) : kt->parse(k, klen, &raw);
-	if (rc == KEY_OK)
-		*key = kt->sortable(raw);
-	return rc;
+	rc = general ? kt->parse_lead(k, klen, &raw) : kt->parse(k, klen, &raw);
+	if (!general) {
+		if (rc == KEY_OK)
+			*key = kt->sortable(raw);
+		return rc;
+	}
+	/* A number past the type's range is its infinity. */
+	*key = rc == KEY_BAD ? GENERAL_NOT_NUMBER : float_nan(kt, raw) ? GENERAL_NAN :
+								      kt->sortable(raw);
+	return KEY_OK;
 }
 
 /* sort -h's order of the unit c after a number: K (or k), M, G, T, P, E,
