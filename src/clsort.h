@@ -47,6 +47,9 @@ struct cls_key {
 	bool fold;			/* a string: a to z read as A to Z (sort -f) */
 	bool blanks;			/* a string: its leading blanks not read
 					 * (sort -b) */
+	bool month;			/* a string: sort -M's month, JAN to DEC
+					 * (any case) after its blanks, anything
+					 * else first */
 	bool exact;			/* a float: the number at its field's
 					 * start as sort -n reads it, 0 where
 					 * none, ties of its double ordered

@@ -60,7 +60,7 @@ static bool field_number(const char **p, unsigned *field)
 
 int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false, false };
+	struct cls_key k = { .field = 0 };
 	const char *p = arg;
 	bool typed = false;
 
@@ -94,7 +94,7 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 
 int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false, false };
+	struct cls_key k = { .field = 0 };
 
 	k.field = field;
 	k.type = key_type_find("f64");
@@ -104,11 +104,11 @@ int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen)
 
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen)
 {
-	struct cls_key k = { 0, NULL, false, 0, false, false, false, false, false, false };
+	struct cls_key k = { .field = 0 };
 	const char *p = def;
 	unsigned end;
 	bool numeric = false, general = false, decimal = false, human = false, version = false;
-	bool blanks = false, fold = false;
+	bool blanks = false, fold = false, month = false;
 	bool options = false, ended = false;
 
 	if (!field_number(&p, &k.field) || k.field == 0)
@@ -135,6 +135,8 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 		}
 		else if (*p == 'V')
 			version = true;
+		else if (*p == 'M')
+			month = true;
 		else if (*p == 'r')
 			k.reverse = true;
 		else if (*p == 'b')
@@ -145,7 +147,8 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 			fold = true;
 		else if (*p)
 			return fail(err, errlen, *p == ',' ? "-k %s: the key's end is not a field number" :
-				    "-k %s: this sort(1) key option is not taken (b, f, g, h, n, r, V)",
+				    "-k %s: this sort(1) key option is not taken (b, f, g, h, M, n, r, "
+				    "V)",
 				    def);
 		else
 			break;
@@ -159,14 +162,19 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 			    "the key is compared: one of them", def);
 	if (version && fold)
 		return fail(err, errlen, "-k %s: f is not taken beside V", def);
+	if (month && (numeric || version))
+		return fail(err, errlen, "-k %s: M and n, g, h or V each say how the key is "
+			    "compared: one of them", def);
 	/* From the first field to the end: the whole line. */
 	if (!strchr(def, ',') && k.field == 1 && !numeric && !blanks)
 		k.field = 0;
 	else if (!strchr(def, ','))
 		k.span = CLS_SPAN_END;
-	/* A number's leading blanks are skipped anyway, and it has no case. */
-	k.blanks = blanks && !numeric;
-	k.fold = fold && !numeric;
+	/* A number's and a month's leading blanks are skipped anyway, and
+	 * their case does not count. */
+	k.blanks = blanks && !numeric && !month;
+	k.fold = fold && !numeric && !month;
+	k.month = month;
 	if (numeric) {
 		k.type = key_type_find("f64");
 		k.lead = general;
@@ -197,19 +205,18 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 	return 0;
 }
 
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool general, bool human,
-	       bool version, bool fold, bool blanks)
+void kd_finish(struct kd_list *l, const struct kd_options *o)
 {
 	size_t i;
 	for (i = 0; i < l->n; i++)
 		if (l->inherit[i]) {
-			if (descending)
+			if (o->descending)
 				l->keys[i].reverse = true;
-			if (numeric && !l->keys[i].type) {
+			if (o->numeric && !l->keys[i].type) {
 				l->keys[i].type = key_type_find("f64");
-				l->keys[i].lead = general;
-				l->keys[i].exact = !general;
-				l->keys[i].human = human;
+				l->keys[i].lead = o->general;
+				l->keys[i].exact = !o->general;
+				l->keys[i].human = o->human;
 				/* sort's -k 1 is the whole line; a number, that
 				 * at its start. */
 				if (l->keys[i].field == 0) {
@@ -217,11 +224,13 @@ void kd_finish(struct kd_list *l, bool descending, bool numeric, bool general, b
 					l->keys[i].span = CLS_SPAN_END;
 				}
 			}
-			if (version && !l->keys[i].type)
+			if (o->month && !l->keys[i].type)
+				l->keys[i].month = true;
+			if (o->version && !l->keys[i].type)
 				l->keys[i].version = true;
-			if (fold && !l->keys[i].type)
+			if (o->fold && !l->keys[i].type && !o->month)
 				l->keys[i].fold = true;
-			if (blanks && !l->keys[i].type)
+			if (o->blanks && !l->keys[i].type && !o->month)
 				l->keys[i].blanks = true;
 		}
 }
@@ -232,7 +241,7 @@ bool kd_composed(const struct kd_list *l)
 
 	for (i = 0; i < l->n; i++)
 		if (l->keys[i].exact || l->keys[i].version || l->keys[i].fold ||
-		    l->keys[i].blanks)
+		    l->keys[i].blanks || l->keys[i].month)
 			return true;
 	return false;
 }

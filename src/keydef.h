@@ -49,15 +49,24 @@ int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen);
 int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char *err,
 		  size_t errlen);
 
-/* Apply --descending, and numeric (the type f64: sort's -n, read exactly;
- * with general, sort's -g, a float; with human, sort's -h) or version
- * (sort's -V), fold (-f) and blanks (-b), to the keys that take them:
- * those of sort's -k with no option of their own. */
-void kd_finish(struct kd_list *l, bool descending, bool numeric, bool general, bool human,
-	       bool version, bool fold, bool blanks);
+/* sort's options that apply to the keys with none of their own. */
+struct kd_options {
+	bool descending;
+	bool numeric;	/* the type f64: sort's -n, read exactly */
+	bool general;	/* with numeric, sort's -g: a float */
+	bool human;	/* with numeric, sort's -h */
+	bool version;	/* sort's -V */
+	bool month;	/* sort's -M */
+	bool fold;	/* sort's -f */
+	bool blanks;	/* sort's -b */
+};
+
+/* Apply o to the keys that take them: those of sort's -k with no option
+ * of their own. */
+void kd_finish(struct kd_list *l, const struct kd_options *o);
 
 /* Whether a key of l is one that only a composed key holds: sort's -n
- * and -h, -V, -f or a string's b. */
+ * and -h, -V, -M, -f or a string's b. */
 bool kd_composed(const struct kd_list *l);
 
 void kd_free(struct kd_list *l);

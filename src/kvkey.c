@@ -182,6 +182,25 @@ static void exact_key(const struct enc_format *f, const struct cls_key *k, const
 		*order = d->sign * unit_order((unsigned char)p[d->end]);
 }
 
+/* sort -M's month of a key's text: JAN to DEC, in any case, after its
+ * blanks, as 1 to 12; 0 for anything else. */
+static unsigned char month_of(const struct enc_format *f, const char *p, size_t n)
+{
+	static const char months[] = "JANFEBMARAPRMAYJUNJULAUGSEPOCTNOVDEC";
+	size_t i = 0, m;
+
+	while (i < n && is_blank(f, (unsigned char)p[i]))
+		i++;
+	if (n - i < 3)
+		return 0;
+	for (m = 0; m < 12; m++)
+		if (fold_byte((unsigned char)p[i], true) == months[3 * m] &&
+		    fold_byte((unsigned char)p[i + 1], true) == months[3 * m + 1] &&
+		    fold_byte((unsigned char)p[i + 2], true) == months[3 * m + 2])
+			return (unsigned char)(m + 1);
+	return 0;
+}
+
 /* Compose the keys of a line (kvkey.h has the layout).  KEY_OK, or why a
  * key does not parse, *bad its index. */
 static int compose(const struct enc_format *f, const char *line, size_t len, struct key_sink *s,
@@ -201,6 +220,11 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 
 		if (!k->type) {
 			key_text(f, k, line, len, &p, &plen);
+			if (k->month) {
+				/* One byte: nothing to end. */
+				sink_put(s, month_of(f, p, plen) ^ inv);
+				continue;
+			}
 			if (k->version) {
 				ver_key((const unsigned char *)p, plen, s, inv, escape);
 			} else if (!escape && !k->fold) {
@@ -318,7 +342,8 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 			key_text(f, k, b, blen, &y, &yl);
 			ux = (const unsigned char *)x;
 			uy = (const unsigned char *)y;
-			c = k->version ? ver_cmp(ux, xl, uy, yl) :
+			c = k->month   ? month_of(f, x, xl) - month_of(f, y, yl) :
+			    k->version ? ver_cmp(ux, xl, uy, yl) :
 			    k->fold    ? fold_cmp(ux, xl, uy, yl) :
 					 str_cmp(ux, xl, uy, yl);
 		} else if (k->exact) {

@@ -34,7 +34,8 @@ static char *key_arg, *format_arg, *sep_arg, *field_arg, *output_arg, *device_ar
 	*tmpdir_arg, *check_arg, *local_arg, *devsort_arg, *header_arg;
 /* LONG_MIN: not given. */
 static long record_arg = LONG_MIN, offset_arg = LONG_MIN, host_arg = -1, parallel_arg = -1;
-static int descending, numeric, general, human, version, fold, blanks, stable, unique, merge, zero, skip_bad;
+static int descending, numeric, general, human, version, month, fold, blanks, stable, unique, merge,
+	zero, skip_bad;
 static int no_sync;
 static int progress, verbose;
 static int sync_output;
@@ -131,6 +132,10 @@ static const struct poptOption options[] = {
 	{ "human-numeric-sort", 'h', POPT_ARG_NONE, &human, 0,
 	  "text: as --numeric-sort, but a unit right after the number (K, M, G, T...) orders "
 	  "first, as sort -h has it, e.g. du -sh * | clsort -h", NULL },
+	{ "month-sort", 'M', POPT_ARG_NONE, &month, 0,
+	  "text: the keys are month names as sort -M reads them: JAN to DEC in any case after "
+	  "blanks, anything else first: those of sort's -k with no option of their own, or the "
+	  "whole line, e.g. clsort -k1,1M -k2,2n -k3,3 /var/log/syslog", NULL },
 	{ "version-sort", 'V', POPT_ARG_NONE, &version, 0,
 	  "text: the keys are strings in sort -V's order, numbers within them by value (1.10 "
 	  "after 1.9): those of sort's -k with no option of their own, or the whole line, e.g. "
@@ -270,6 +275,12 @@ static int resolve_keys(struct cls_opts *o)
 	if (version && (numeric || general || human))
 		return usage_error("%s", "-V and -n (or -g, -h) each say how keys are compared: one "
 				   "of them");
+	if (month && (numeric || general || human || version))
+		return usage_error("%s", "-M and -n (or -g, -h, -V) each say how keys are compared: "
+				   "one of them");
+	if (month && (field_arg || type_arg || keydefs.own_syntax))
+		return usage_error("%s", "-M applies to sort's -k or the whole line, not -F, -K or "
+				   "-k TYPE: -k N,NM");
 	if (version && (field_arg || type_arg || keydefs.own_syntax))
 		return usage_error("%s", "-V applies to sort's -k or the whole line, not -F, -K or "
 				   "-k TYPE: -k N,NV");
@@ -302,7 +313,7 @@ static int resolve_keys(struct cls_opts *o)
 	}
 	/* Without -k or -F, sort's -k 1: the whole line, which kd_finish
 	 * makes the number at its start. */
-	if ((numeric || version || fold || blanks) && !field_arg && !keydefs.n &&
+	if ((numeric || version || month || fold || blanks) && !field_arg && !keydefs.n &&
 	    kd_add_sort_key(&keydefs, "1", err, sizeof err))
 		return usage_error("%s", err);
 	if (!keydefs.n)
@@ -325,7 +336,8 @@ static int resolve_keys(struct cls_opts *o)
 	/* Without -t, sort splits fields at blanks. */
 	if (keydefs.sort_syntax && !sep_arg)
 		sep_arg = "blank";
-	kd_finish(&keydefs, descending, numeric, general, human, version, fold, blanks);
+	kd_finish(&keydefs, &(struct kd_options){ descending, numeric, general, human, version,
+						  month, fold, blanks });
 	/* One key: -F N -k TYPE; sort's -h, -V, -f and a string's b are
 	 * composed as several keys are. */
 	if (keydefs.n == 1 && !kd_composed(&keydefs)) {
@@ -584,7 +596,7 @@ static int run(int argc, const char **argv, bool sigpipe_default)
 		status = usage_error("%s", "--record-size and --key-offset apply to the bin format only");
 		goto fail;
 	}
-	if ((numeric || version || fold || blanks) && o.format != CLS_FMT_KV) {
+	if ((numeric || version || month || fold || blanks) && o.format != CLS_FMT_KV) {
 		status = usage_error("%s", "sort's key options apply to the kv format only");
 		goto fail;
 	}

@@ -642,6 +642,32 @@ versions() {
     "-f bin -b:sort's key options apply to the kv format only"
 }
 
+@test "sort's -M and -kNM: month names, as sort -s -M" {
+  # syslog's lines, months in any case and cut short, other words, blanks.
+  awk 'BEGIN {
+    srand(41)
+    split("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec jan SEPT dec. Ma Foo", m, " ")
+    for (i = 0; i < 3000; i++)
+      printf "%s%s %2d %02d:%02d:%02d host%d msg %d\n", (rand() < 0.1 ? "  " : ""),
+        (rand() < 0.05 ? "" : m[1 + int(rand() * 17)]), 1 + int(rand() * 31), int(rand() * 24),
+        int(rand() * 60), int(rand() * 60), int(rand() * 3), i
+  }' > "$T/in"
+  same_as_sort "$T/in" "-M" -M
+  same_as_sort "$T/in" "-rM" -rM
+  same_as_sort "$T/in" "-k1,1M -k2,2n -k3,3" -k1,1M -k2,2n -k3,3
+  same_as_sort "$T/in" "-u -k1,1M" -u -k1,1M
+  same_as_sort "$T/in" "-k2,2n -k1,1Mr" -k2,2n -k1,1Mr
+  # Checked and merged as sort orders them.
+  sort -s -M "$T/in" > "$T/sorted"
+  "$CLSORT" -c -M "$T/sorted"
+  run -1 "$CLSORT" -c -M "$T/in"
+  sort -s -m -M <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted") |
+    cmp - <("$CLSORT" "${DEV[@]}" -m -M <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted"))
+  refused "$T/in" "-M -n:-M and -n (or -g, -h, -V) each say how keys are compared" \
+    "-k 1,1Mn:M and n, g, h or V each say how the key is compared" \
+    "-M -F 2:not -F, -K or -k TYPE: -k N,NM" "-f bin -M:sort's key options apply to the kv format only"
+}
+
 @test "sort's -k forms clsort does not take: one line naming the clsort way" {
   printf 'a,1\n' > "$T/in"
   # A number may go on past -t . or a digit: sort would read past its field.
@@ -652,7 +678,7 @@ versions() {
       fail "-t $t -k 2n: ${stderr_lines[0]}"
   done
   refused "$T/in" "-t , -k 3,2:the key's end is a field from its start's" \
-    "-t , -k 2.3,2:character positions" "-t , -k 2,2M:sort(1) key option is not taken"
+    "-t , -k 2.3,2:character positions" "-t , -k 2,2d:sort(1) key option is not taken"
   run --separate-stderr "$CLSORT" -t , -k 2,2 -F 2 "$T/in"
   [ "$status" -eq 2 ]
   [[ "${stderr_lines[0]}" == *"-K (or sort's -k N,N) and -F both name the key field"* ]]

@@ -342,6 +342,12 @@ static void test_composed_orders(void)
 	h[0].reverse = true;
 	composed_pairs("-rh, whole line", h, 1, hchars, 5);
 	composed_pairs("-n, a key followed by another", n, 2, "0123456789.- x,", 8);
+	{
+		struct cls_key m[2] = { { .field = 1, .month = true }, { .field = 2 } };
+		composed_pairs("-M, a key followed by another", m, 2, "JANanFEBfebDEC x,", 10);
+		m[0].reverse = true;
+		composed_pairs("-rM, whole line", m, 1, "JAJANnMAYmay  ", 11);
+	}
 	n[0].reverse = true;
 	composed_pairs("-rn, whole line", n, 1, "00123456789.- x", 9);
 	{

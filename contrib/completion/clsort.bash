@@ -19,7 +19,8 @@ _clsort()
 	local opts='-k --key-type= -K --sort-key= -f --format= -R --record-size= --key-offset=
 		-t --field-separator= -F --field= -z --zero-terminated --header --header=
 		-u --unique -m --merge -r --descending --reverse -n --numeric-sort
-		-g --general-numeric-sort -h --human-numeric-sort -V --version-sort --ignore-case
+		-g --general-numeric-sort -h --human-numeric-sort -V --version-sort -M --month-sort
+		--ignore-case
 		-b --ignore-leading-blanks -s --stable
 		-c --check --check= -C --skip-bad -o --output= --sync --no-sync -d --device=
 		-L --list-devices -S --buffer-size= --memory= -T --temporary-directory=

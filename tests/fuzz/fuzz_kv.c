@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct cls_key keys[2] = {
 			{ .field = f.field, .version = !(data[0] & 1), .reverse = data[0] & 2,
-			  .fold = data[0] & 1, .blanks = data[0] & 4, .span = f.field_span },
+			  .fold = data[0] & 1, .blanks = data[0] & 4, .span = f.field_span,
+			  .month = (data[0] & 5) == 5 },
 			{ .field = 1 + (data[0] >> 6), .type = key_type_find("f64"),
 			  .lead = data[0] & 32, .exact = !(data[0] & 32),
 			  .human = !(data[0] & 32) && data[0] & 8 },
