@@ -57,6 +57,24 @@ static const double pow10_exact[23] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
+/* Digit i of d, integer then fraction, as 0 to 9. */
+static inline unsigned digit_at(const struct dec *d, size_t i)
+{
+	return (unsigned)((i < d->il ? d->ip[i] : d->fp[i - d->il]) - '0');
+}
+
+/* The zeros d's digits start with: its fraction's first, where its
+ * integer part is 0. */
+static size_t lead_zeros(const struct dec *d)
+{
+	size_t zeros = 0;
+
+	if (!d->il)
+		while (zeros < d->fl && d->fp[zeros] == '0')
+			zeros++;
+	return zeros;
+}
+
 /* Significant digits handed to strtod, at the most.  The double of a
  * number cut there is never more than that of a greater number (the cut
  * number is at least any number of 40 digits below the whole one), so
@@ -67,29 +85,19 @@ static const double pow10_exact[23] = {
 static double dec_strtod(const struct dec *d)
 {
 	char buf[DOUBLE_DIGITS + 32], *p = buf;
-	const char *digits;
-	size_t n, i, skip = 0;
-	long long exp;
+	const size_t skip = lead_zeros(d), n = d->il + d->fl;
+	size_t i;
 
 	/* 0.DIGITS e EXP: the integer digits, then the fraction's; past a
 	 * zero integer part, the fraction's leading zeros go to EXP. */
-	if (d->il) {
-		digits = d->ip;
-		exp = (long long)d->il;
-	} else {
-		while (d->fp[skip] == '0')
-			skip++;
-		digits = d->fp + skip;
-		exp = -(long long)skip;
-	}
 	if (d->sign < 0)
 		*p++ = '-';
 	*p++ = '0';
 	*p++ = '.';
-	n = d->il ? d->il + d->fl : d->fl - skip;
-	for (i = 0; i < n && i < DOUBLE_DIGITS; i++)
-		*p++ = d->il && i >= d->il ? d->fp[i - d->il] : digits[i];
-	snprintf(p, sizeof buf - (size_t)(p - buf), "e%lld", exp);
+	for (i = skip; i < n && i < skip + DOUBLE_DIGITS; i++)
+		*p++ = (char)('0' + digit_at(d, i));
+	snprintf(p, sizeof buf - (size_t)(p - buf), "e%lld",
+		 d->il ? (long long)d->il : -(long long)skip);
 	return strtod(buf, NULL);
 }
 
@@ -117,12 +125,11 @@ static int dec_against_short(const struct dec *d, double v)
 	int digits, exp, i, n = 0;
 	struct dec c;
 
-	for (digits = 15; digits < 17; digits++) {
+	for (digits = 15;; digits++) {
 		snprintf(e, sizeof e, "%.*e", digits - 1, v);
-		if (strtod(e, NULL) == v)
+		if (digits == 17 || strtod(e, NULL) == v)
 			break;
 	}
-	snprintf(e, sizeof e, "%.*e", digits - 1, v);
 	/* [-]D.DDDDe[+-]XX: the digits, then where the point goes. */
 	q = e;
 	if (*q == '-')
@@ -151,22 +158,10 @@ static int dec_against_short(const struct dec *d, double v)
  * the most never have the same nearest double (DBL_DIG). */
 #define SHORT_DIGITS 15
 
-/* Digit i of d, integer then fraction, as 0 to 9. */
-static inline unsigned digit_at(const struct dec *d, size_t i)
-{
-	return (unsigned)((i < d->il ? d->ip[i] : d->fp[i - d->il]) - '0');
-}
-
 /* d's significant digits (an integer's trailing zeros counted). */
 static size_t dec_significant(const struct dec *d)
 {
-	size_t zeros = 0;
-
-	if (d->il)
-		return d->il + d->fl;
-	while (zeros < d->fl && d->fp[zeros] == '0')
-		zeros++;
-	return d->fl - zeros;
+	return d->il + d->fl - lead_zeros(d);
 }
 
 /* 2^53: integers up to it are doubles; at and above it, every double is
@@ -262,8 +257,7 @@ static int mag_cmp(const struct dec *a, const struct dec *b)
 	if (a->il != b->il)
 		return a->il < b->il ? -1 : 1;
 	for (i = 0; i < an && i < bn; i++) {
-		const char x = i < a->il ? a->ip[i] : a->fp[i - a->il];
-		const char y = i < b->il ? b->ip[i] : b->fp[i - b->il];
+		const unsigned x = digit_at(a, i), y = digit_at(b, i);
 		if (x != y)
 			return x < y ? -1 : 1;
 	}
