@@ -187,16 +187,17 @@ static void exact_key(const struct enc_format *f, const struct cls_key *k, const
 static unsigned char month_of(const struct enc_format *f, const char *p, size_t n)
 {
 	static const char months[] = "JANFEBMARAPRMAYJUNJULAUGSEPOCTNOVDEC";
+	char name[3];
 	size_t i = 0, m;
 
 	while (i < n && is_blank(f, (unsigned char)p[i]))
 		i++;
 	if (n - i < 3)
 		return 0;
+	for (m = 0; m < 3; m++)
+		name[m] = (char)fold_byte((unsigned char)p[i + m], true);
 	for (m = 0; m < 12; m++)
-		if (fold_byte((unsigned char)p[i], true) == months[3 * m] &&
-		    fold_byte((unsigned char)p[i + 1], true) == months[3 * m + 1] &&
-		    fold_byte((unsigned char)p[i + 2], true) == months[3 * m + 2])
+		if (!memcmp(name, months + 3 * m, 3))
 			return (unsigned char)(m + 1);
 	return 0;
 }
