@@ -92,11 +92,13 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen)
 	return append(l, &k, true, err, errlen);
 }
 
-int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen)
+int kd_add_number(struct kd_list *l, const char *field, char *err, size_t errlen)
 {
 	struct cls_key k = { .field = 0 };
+	const char *p = field;
 
-	k.field = field;
+	if (!field_number(&p, &k.field) || *p)
+		return fail(err, errlen, "invalid field '%s'", field);
 	k.type = key_type_find("f64");
 	k.exact = true;
 	return append(l, &k, true, err, errlen);

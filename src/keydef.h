@@ -35,10 +35,10 @@ int kd_add_key(struct kd_list *l, const char *arg, char *err, size_t errlen);
  * way where there is one. */
 int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen);
 
-/* Append the key of -F field with sort's -n: the number at the field's
- * start (field 0: the line's), as sort -n reads it.  0, or -1 with a
- * message in err. */
-int kd_add_number(struct kd_list *l, unsigned field, char *err, size_t errlen);
+/* Append the key of -F field with sort's -n: the number at the start of
+ * the field (a number up to 65535; 0: the line's), as sort -n reads it.
+ * 0, or -1 with a message in err. */
+int kd_add_number(struct kd_list *l, const char *field, char *err, size_t errlen);
 
 /* Once the separator is known (blank, or the byte sep): a number's key
  * of several fields is read from its first field alone, as sort reads the

@@ -304,10 +304,7 @@ static int resolve_keys(struct cls_opts *o)
 		o->num_lead = true;
 	} else if (numeric && field_arg && !keydefs.n && *field_arg &&
 		   !field_arg[strspn(field_arg, "0123456789")]) {
-		unsigned long field = strtoul(field_arg, NULL, 10);
-		if (field > 65535)
-			return usage_error("invalid field '%s'", field_arg);
-		if (kd_add_number(&keydefs, (unsigned)field, err, sizeof err))
+		if (kd_add_number(&keydefs, field_arg, err, sizeof err))
 			return usage_error("%s", err);
 		field_arg = NULL;
 	}
