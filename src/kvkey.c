@@ -277,6 +277,22 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 	return KEY_OK;
 }
 
+bool kvk_fits_word(const struct enc_format *f)
+{
+	size_t i, bytes = 0;
+
+	for (i = 0; i < f->nkeys; i++) {
+		const struct cls_key *k = &f->keys[i];
+		if (k->month)
+			bytes += 1;
+		else if (k->type)
+			bytes += k->type->width + k->human + k->exact;
+		else
+			return false;
+	}
+	return f->nkeys && bytes <= STR_PREFIX;
+}
+
 bool kvk_digits_ok(const struct enc_format *f)
 {
 	return f->fmt == CLS_FMT_KV && !f->nkeys && !f->str && !f->blank && f->field == 1 && f->kt &&

@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "keyahead.h"
+#include "kvkey.h"
 #include "progress.h"
 #include "refine.h"
+#include "strkey.h"
 #include "util.h"
 
 static void *warm_in(void *arg)
@@ -314,27 +316,42 @@ static int sort_lines(struct engine *e, const struct enc_format *f, const struct
 }
 
 /* Whether records of f are written as they are in the words' order: no
- * ties ordered on the host, no -u. */
+ * ties ordered on the host, no -u.  String keys (f->str) tie past their
+ * words; a run of them is written in order where none does (str_ties). */
 static bool format_in_order(const struct enc_format *f)
 {
 	return f->indexed && !f->tail && !f->unique && !f->str;
+}
+
+/* Whether string keys of run b may tie past their words: its words
+ * (made) are looked at for a key longer than they hold, unless f's keys
+ * are rarely that short (kvk_fits_word).  A sort -n key of up to 15
+ * significant digits takes 9 bytes, so a run of such keys is sorted and
+ * written as plain numbers are: no rounds of ties, and on a device, its
+ * lines put in order there (eng_sort_lines). */
+static bool str_ties(const struct enc_format *f, const struct enc_batch *b)
+{
+	return f->str && (f->unique || !kvk_fits_word(f) ||
+			  !str_words_whole(b->words, b->n, f->mask, f->threads));
 }
 
 /* Whether the engine may put run b's records in order itself
  * (eng_sort_records): bin records of at most RECORDS_MAX bytes, or kv
  * lines (their line table's entries: the host then reads each line once,
  * not its entry first), written as they are in the words' order
- * (format_in_order), the run's own slices. */
-static bool records_in_order(const struct enc_format *f, const struct enc_batch *b)
+ * (format_in_order; string keys without ties: str_ties), the run's
+ * own slices. */
+static bool records_in_order(const struct enc_format *f, const struct enc_batch *b, bool ties)
 {
-	if (!format_in_order(f) || b->pick)
+	if (!f->indexed || f->tail || f->unique || ties || b->pick)
 		return false;
 	return f->fmt == CLS_FMT_BIN ? f->rec_size <= RECORDS_MAX : f->fmt == CLS_FMT_KV && b->lines;
 }
 
 bool srt_lines_in_order(const struct enc_format *f)
 {
-	return f->fmt == CLS_FMT_KV && format_in_order(f);
+	return f->fmt == CLS_FMT_KV &&
+	       (format_in_order(f) || (f->str && !f->unique && f->indexed && kvk_fits_word(f)));
 }
 
 bool srt_records_in_order(const struct enc_format *f)
@@ -513,8 +530,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	       struct srt_times *t)
 {
 	struct run_io io = { w, f, b, warm, t, NULL, 0, 0, false, false, e };
-	const bool whole = f->unique || f->str;
 	unsigned char *same = NULL;
+	bool ties, whole;
 	void *in;
 	double t0 = now_sec();
 	int rc;
@@ -525,6 +542,8 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 		t->encode += now_sec() - t0;
 		t0 = now_sec();
 	}
+	ties = str_ties(f, b);
+	whole = f->unique || ties;
 	rc = ENG_NO_RECORDS;
 	/* Records that fit in their words beside their keys, where the
 	 * engine sorts on the keys' bits alone: the words are the output
@@ -539,7 +558,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 			rc = eng_sort_above(e, b->n, enc_packed_low(f), produce, consume, &io);
 		io.packed = rc != ENG_NO_RECORDS;
 	}
-	if (rc == ENG_NO_RECORDS && !bounds && records_in_order(f, b)) {
+	if (rc == ENG_NO_RECORDS && !bounds && records_in_order(f, b, ties)) {
 		rc = sort_lines(e, f, b, &io);
 		if (rc == ENG_NO_RECORDS)
 			rc = eng_sort_records(e, b->n, enc_record_bytes(f), produce, produce_records,
@@ -562,7 +581,7 @@ static int run(struct engine *e, const struct enc_format *f, struct enc_batch *b
 	if (whole) {
 		const double t1 = now_sec();
 		size_t n = b->n;
-		if (rc == 0 && (f->str || f->tail))
+		if (rc == 0 && (ties || f->tail))
 			rc = rfn_ties(f, b, b->words, b->n, same);
 		if (rc == 0 && f->unique)
 			n = rfn_unique(f, b, b->words, b->n, same);

@@ -40,4 +40,10 @@ int str_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t 
  * the index: both keys long, the same first STR_PREFIX bytes. */
 bool str_tied(const struct word128 *a, const struct word128 *b, uint64_t mask);
 
+/* Whether none of the n words w holds a key longer than STR_PREFIX bytes
+ * (mask as for str_word): their order is then the keys' order wholly,
+ * ties between equal keys alone.  Looked at on up to threads threads,
+ * ended at the first long key. */
+bool str_words_whole(const struct word128 *w, size_t n, uint64_t mask, unsigned threads);
+
 #endif

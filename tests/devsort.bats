@@ -388,6 +388,54 @@ gathered() {
     fail "not both kinds of runs: $(cat "$T/err")"
 }
 
+@test "sort -n and -M keys that their words hold: lines in order on the device; a longer number: ties on the host" {
+  # Numbers of up to 15 digits, months, blanks and lines with no number:
+  # every key fits its 128-bit word, so the lines go up with the words.
+  awk 'BEGIN {
+    srand(11)
+    split("Jan feb MAR xyz Dec", m, " ")
+    for (i = 0; i < 20011; i++) {
+      r = rand()
+      if (r < 0.4) n = int(rand() * 2000) - 1000
+      else if (r < 0.7) n = sprintf("%.2f", rand() * 100)
+      else if (r < 0.9) n = int(rand() * 2^40)
+      else n = ""
+      printf "%s %s v%d\n", m[1 + int(rand() * 5)], n, i
+    }
+  }' > "$T/in"
+  local opts
+  for opts in "-k2,2n" "-k2,2rn" "-k1,1M -k2,2n" "-k2,2h"; do
+    # shellcheck disable=SC2086
+    sort -s $opts "$T/in" > "$T/want"
+    # shellcheck disable=SC2086
+    CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv $opts "$T/in" > "$T/got" 2> "$T/err"
+    cmp "$T/want" "$T/got" || fail "$opts: not sort's bytes"
+    grep -q 'device gather: 20011 lines' "$T/err" || fail "$opts: $(cat "$T/err")"
+  done
+  # Runs of -S, each gathered, then merged.
+  sort -s -k1,1M -k2,2n "$T/in" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -S 128K -k1,1M -k2,2n "$T/in" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "runs: not sort's bytes"
+  [ "$(grep -c 'device gather: ' "$T/err")" -gt 2 ] || fail "runs not gathered: $(cat "$T/err")"
+  # 19-digit numbers, which their words cannot hold, the greater first
+  # (one double): that run's ties are ordered on the host; -u always is.
+  sed -e '5000s/^\([a-zA-Z]*\) [^ ]*/\1 1732924800123456789/' \
+    -e '6000s/^\([a-zA-Z]*\) [^ ]*/\1 1732924800123456780/' "$T/in" > "$T/long"
+  for opts in "-k2,2n" "-u -k2,2n"; do
+    # shellcheck disable=SC2086
+    sort -s $opts "$T/long" > "$T/want"
+    # shellcheck disable=SC2086
+    CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv $opts "$T/long" > "$T/got" 2> "$T/err"
+    cmp "$T/want" "$T/got" || fail "$opts, a long number: not sort's bytes"
+    ! grep -q 'device gather' "$T/err" || fail "$opts, a long number: gathered: $(cat "$T/err")"
+  done
+  # Two numbers as keys need more than a word: never gathered.
+  sort -s -k2,2n -k1,1n "$T/in" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -k2,2n -k1,1n "$T/in" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got"
+  ! grep -q 'device gather' "$T/err" || fail "two numbers: gathered: $(cat "$T/err")"
+}
+
 @test "records the device does not gather: on a CPU device by default, over 256 bytes, -u, ties, CLSORT_DEVICE_GATHER=0" {
   "$REFSORT" gen-rec 5003 16 4 u64 67 few > "$T/in"
   "$CLSORT" "${DEV[@]}" -vv -R 16 --key-offset 4 -k u64 "$T/in" > "$T/got" 2> "$T/err"

@@ -180,5 +180,35 @@ int main(void)
 		ok(check(&k, 5003, 0, 2) && check(&k, 5003, 1, 2), "empty keys among keys of up to 30 bytes");
 		free_keys(&k, 5003);
 	}
+	{
+		/* str_words_whole: keys of 0 to 11 bytes, then one of 12 put
+		 * at each place a thread's share or stretch begins or ends,
+		 * ascending and descending, on 1 to 5 threads. */
+		static const size_t n = 300007;
+		static const size_t at[] = { 0, 1, 65535, 65536, 100001, 150003, 299999, 300006 };
+		static const unsigned char key[12] = "abcdefghijkl";
+		struct word128 *w = malloc(n * sizeof *w);
+		size_t i, a;
+		unsigned t, good = 1, d;
+		for (d = 0; d < 2; d++) {
+			const uint64_t mask = d ? ~(uint64_t)0 : 0;
+			for (i = 0; i < n; i++)
+				str_word(key, i % 12, mask, (uint32_t)i, &w[i]);
+			for (t = 1; t <= 5; t++) {
+				good &= str_words_whole(w, n, mask, t) && str_words_whole(w, 0, mask, t);
+				for (a = 0; a < sizeof at / sizeof *at; a++) {
+					str_word(key, 12, mask, (uint32_t)at[a], &w[at[a]]);
+					/* Found in all n, and in the first 3 or
+					 * 1000 words where it lies among them. */
+					good &= !str_words_whole(w, n, mask, t);
+					good &= (at[a] < 1000) == !str_words_whole(w, 1000, mask, t);
+					good &= (at[a] < 3) == !str_words_whole(w, 3, mask, t);
+					str_word(key, at[a] % 12, mask, (uint32_t)at[a], &w[at[a]]);
+				}
+			}
+		}
+		ok(good, "str_words_whole finds a key of 12 bytes among %zu of up to 11, wherever it lies", n);
+		free(w);
+	}
 	return done_testing();
 }
