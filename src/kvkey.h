@@ -40,8 +40,8 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 /* Whether f's composed keys fit their sort word (strkey.h) wherever each
  * number of sort -n is its double's (up to 15 significant digits, or an
  * integer below 2^53): keys of numbers and months alone, their bytes
- * STR_PREFIX at most.  Their words then order them wholly, as a run that
- * str_words_whole finds so can be told. */
+ * STR_PREFIX at most.  Their words then order most runs of them wholly
+ * (str_words_whole). */
 bool kvk_fits_word(const struct enc_format *f);
 
 /* Whether a line's key may be read by kvk_digits_key: kv lines whose key

@@ -323,16 +323,16 @@ static bool format_in_order(const struct enc_format *f)
 	return f->indexed && !f->tail && !f->unique && !f->str;
 }
 
-/* Whether string keys of run b may tie past their words: its words
- * (made) are looked at for a key longer than they hold, unless f's keys
- * are rarely that short (kvk_fits_word).  A sort -n key of up to 15
- * significant digits takes 9 bytes, so a run of such keys is sorted and
- * written as plain numbers are: no rounds of ties, and on a device, its
- * lines put in order there (eng_sort_lines). */
+/* Whether string keys of run b may tie past their words: where -u
+ * compares them, or one of them is longer than its word holds (its words,
+ * made, looked at until one is found).  A sort -n key of up to 15
+ * significant digits takes 9 bytes, a field of a few letters as many: a
+ * run of such keys is sorted and written as plain numbers are, with no
+ * rounds of ties, and on a device its lines are put in order there
+ * (eng_sort_lines). */
 static bool str_ties(const struct enc_format *f, const struct enc_batch *b)
 {
-	return f->str && (f->unique || !kvk_fits_word(f) ||
-			  !str_words_whole(b->words, b->n, f->mask, f->threads));
+	return f->str && (f->unique || !str_words_whole(b->words, b->n, f->mask, f->threads));
 }
 
 /* Whether the engine may put run b's records in order itself

@@ -53,7 +53,10 @@ struct srt_times {
 
 /* Whether runs of f are kv lines that the engine may put in order, text
  * and all (eng_sort_lines): not where their ties or -u need the words
- * whole afterwards. */
+ * whole afterwards.  String keys may tie past their words; those of
+ * numbers and months rarely do (kvk_fits_word), and are taken to be in
+ * order here, so that the engine gets ready for their lines.  Whether a
+ * run of string keys is, its words tell (sortrun.c's str_ties). */
 bool srt_lines_in_order(const struct enc_format *f);
 /* Whether runs of f are bin records that the engine may put in order
  * beside their words (eng_sort_records): not those packed into them. */

@@ -388,9 +388,10 @@ gathered() {
     fail "not both kinds of runs: $(cat "$T/err")"
 }
 
-@test "sort -n and -M keys that their words hold: lines in order on the device; a longer number: ties on the host" {
+@test "keys that their words hold: lines in order on the device; a longer key: ties on the host" {
   # Numbers of up to 15 digits, months, blanks and lines with no number:
-  # every key fits its 128-bit word, so the lines go up with the words.
+  # every key (a number, a month, a field of a few letters) fits its
+  # 128-bit word, so the lines go up with the words.
   awk 'BEGIN {
     srand(11)
     split("Jan feb MAR xyz Dec", m, " ")
@@ -404,7 +405,7 @@ gathered() {
     }
   }' > "$T/in"
   local opts
-  for opts in "-k2,2n" "-k2,2rn" "-k1,1M -k2,2n" "-k2,2h"; do
+  for opts in "-k2,2n" "-k2,2rn" "-k1,1M -k2,2n" "-k2,2h" "-k1,1" "-k1,1r"; do
     # shellcheck disable=SC2086
     sort -s $opts "$T/in" > "$T/want"
     # shellcheck disable=SC2086
@@ -429,11 +430,17 @@ gathered() {
     cmp "$T/want" "$T/got" || fail "$opts, a long number: not sort's bytes"
     ! grep -q 'device gather' "$T/err" || fail "$opts, a long number: gathered: $(cat "$T/err")"
   done
-  # Two numbers as keys need more than a word: never gathered.
+  # Two numbers as keys need more than a word, and so do fields of 13
+  # letters that share their first 12: ties on the host.
   sort -s -k2,2n -k1,1n "$T/in" > "$T/want"
   CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -k2,2n -k1,1n "$T/in" > "$T/got" 2> "$T/err"
   cmp "$T/want" "$T/got"
   ! grep -q 'device gather' "$T/err" || fail "two numbers: gathered: $(cat "$T/err")"
+  sed -e '7000s/^[a-zA-Z]*/MonthOfMonthZ/' -e '8000s/^[a-zA-Z]*/MonthOfMonthA/' "$T/in" > "$T/long"
+  sort -s -k1,1 "$T/long" > "$T/want"
+  CLSORT_DEVICE_GATHER=1 "$CLSORT" "${DEV[@]}" -vv -k1,1 "$T/long" > "$T/got" 2> "$T/err"
+  cmp "$T/want" "$T/got" || fail "-k1,1, a long field: not sort's bytes"
+  ! grep -q 'device gather' "$T/err" || fail "-k1,1, a long field: gathered: $(cat "$T/err")"
 }
 
 @test "records the device does not gather: on a CPU device by default, over 256 bytes, -u, ties, CLSORT_DEVICE_GATHER=0" {
