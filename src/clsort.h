@@ -44,7 +44,8 @@ struct cls_key {
 					 * sort -h has it */
 	bool version;			/* a string: in sort -V's order, numbers
 					 * within it by value */
-	bool fold;			/* a string: a to z read as A to Z (sort -f) */
+	bool fold;			/* a string: a to z read as A to Z (sort -f);
+					 * with human, the unit read so */
 	bool blanks;			/* a string: its leading blanks not read
 					 * (sort -b) */
 	bool month;			/* a string: sort -M's month, JAN to DEC

@@ -173,9 +173,10 @@ int kd_add_sort_key(struct kd_list *l, const char *def, char *err, size_t errlen
 	else if (!strchr(def, ','))
 		k.span = CLS_SPAN_END;
 	/* A number's and a month's leading blanks are skipped anyway, and
-	 * their case does not count. */
+	 * their case does not count, but for -h's unit: sort folds the key
+	 * before it reads it, and a unit folded (z, e, p...) counts. */
 	k.blanks = blanks && !numeric && !month;
-	k.fold = fold && !numeric && !month;
+	k.fold = fold && (human || !numeric) && !month;
 	k.month = month;
 	if (numeric) {
 		k.type = key_type_find("f64");
@@ -230,7 +231,7 @@ void kd_finish(struct kd_list *l, const struct kd_options *o)
 				l->keys[i].month = true;
 			if (o->version && !l->keys[i].type)
 				l->keys[i].version = true;
-			if (o->fold && !l->keys[i].type && !o->month)
+			if (o->fold && (!l->keys[i].type || l->keys[i].human) && !o->month)
 				l->keys[i].fold = true;
 			if (o->blanks && !l->keys[i].type && !o->month)
 				l->keys[i].blanks = true;

@@ -167,8 +167,9 @@ static int unit_order(unsigned char c)
 /* A number of sort -n (or -h) in a field: the number at its start, read
  * exactly (deckey.h), 0 where the field has none or the line not the
  * field, as sort has it; with -h (k->human), the order of the unit right
- * after it, negative for a negative number, 0 for none or a zero: the
- * order sorts first, the number second. */
+ * after it (folded with k->fold, as sort folds the key before it reads
+ * it), negative for a negative number, 0 for none or a zero: the order
+ * sorts first, the number second. */
 static void exact_key(const struct enc_format *f, const struct cls_key *k, const char *line,
 		      size_t len, struct dec *d, int *order)
 {
@@ -179,7 +180,7 @@ static void exact_key(const struct enc_format *f, const struct cls_key *k, const
 	dec_read(p, plen, d);
 	*order = 0;
 	if (k->human && d->sign && d->end < plen)
-		*order = d->sign * unit_order((unsigned char)p[d->end]);
+		*order = d->sign * unit_order(fold_byte((unsigned char)p[d->end], k->fold));
 }
 
 /* sort -M's month of a key's text: JAN to DEC, in any case, after its

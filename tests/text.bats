@@ -564,6 +564,16 @@ human() {
   head -1000 "$T/in" | sort -s -h > "$T/a"
   tail -n +1001 "$T/in" | sort -s -h > "$T/b"
   sort -s -m -h "$T/a" "$T/b" | cmp - <("$CLSORT" "${DEV[@]}" -m -h "$T/a" "$T/b")
+  # sort folds a key before it reads it: under f, a unit in lower case
+  # (3z, 2e) counts, as 3Z and 2E do; without f, it is no unit.
+  printf '3z\n2E\n1m\n2e\n3Z\n1M\n5\n-1z\n-1\n1p\n' > "$T/low"
+  same_as_sort "$T/low" "-k1,1fh" -k1,1fh
+  same_as_sort "$T/low" "-k1,1hf -k1,1r" -k1,1hf -k1,1r
+  same_as_sort "$T/low" "-h --ignore-case" -h --ignore-case
+  same_as_sort "$T/low" "-k1,1h" -k1,1h
+  sort -s -k1,1fh "$T/low" > "$T/sorted"
+  "$CLSORT" -c -k1,1fh "$T/sorted"
+  run -1 "$CLSORT" -c -k1,1h "$T/sorted"
   # A key with no digit at its start is 0, as in sort.
   printf '1K\nK1\n-1\n\n0.5\n' > "$T/bad"
   same_as_sort "$T/bad" "-h" -h
