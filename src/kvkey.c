@@ -176,7 +176,7 @@ static void exact_key(const struct enc_format *f, const struct cls_key *k, const
 	const char *p;
 	size_t plen;
 
-	str_field(f, k->field, 0, line, len, &p, &plen);
+	str_field(f, k->field, k->span, line, len, &p, &plen);
 	dec_read(p, plen, d);
 	*order = 0;
 	if (k->human && d->sign && d->end < plen)

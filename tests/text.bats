@@ -529,6 +529,22 @@ bad
     cmp - <("$CLSORT" "${DEV[@]}" -m -n <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted"))
 }
 
+@test "sort's -n with -t blank: a number may begin past an empty field, as sort -s reads it" {
+  # sort skips blanks, the separator among them, before it reads a
+  # number: -k2n of 'a  5' is 5, -k2,2n 0 (field 2 is empty).
+  printf 'a  5 x\nb 3 y\nc  -7\nd\ne   2\nf 1K\ng  2M\nh\t\t4\ni 0\n' > "$T/in"
+  local k
+  for k in "-k2n" "-k2,3n" "-k2,2n" "-k2h" "-k2,3rn -k1,1" "-u -k2n"; do
+    # shellcheck disable=SC2086
+    sort -s -t ' ' $k "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t ' ' $k "$T/in") ||
+      fail "-t ' ' $k: not sort's bytes"
+  done
+  sort -s -t "$(printf '\t')" -k2n "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t '\t' -k2n "$T/in")
+  sort -s -t ' ' -k2n "$T/in" > "$T/sorted"
+  "$CLSORT" -c -t ' ' -k2n "$T/sorted"
+  run -1 "$CLSORT" -c -t ' ' -k2,2n "$T/sorted"
+}
+
 # human N SEED: N lines of du -h's shape, "SIZE,COUNT<TAB>path", sizes
 # with and without units, negative ones, zeros with a unit.
 human() {
