@@ -203,10 +203,10 @@ int kd_check_ends(struct kd_list *l, bool one_number, bool blank, char sep, char
 			return fail(err, errlen, "-k %u: a number that sort reads from field %u on "
 				    "may go on past the separator '%c': -k %u,%u reads the field alone",
 				    k->field, k->field, sep, k->field, k->field);
-		/* A number of sort -n or -h whose fields -t splits at a blank
-		 * may begin past an empty field: sort skips blanks, the
+		/* A number of sort -n, -h or -g whose fields -t splits at a
+		 * blank may begin past an empty field: sort skips blanks, the
 		 * separator among them, before it reads one. */
-		if (!blank && k->exact && (sep == ' ' || sep == '\t'))
+		if (!blank && (k->exact || k->lead) && (sep == ' ' || sep == '\t'))
 			continue;
 		k->span = 0;
 	}

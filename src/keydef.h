@@ -43,8 +43,8 @@ int kd_add_number(struct kd_list *l, const char *field, char *err, size_t errlen
 /* Once the separator is known (blank, or the byte sep): a number's key
  * of several fields is read from its first field alone, as sort reads the
  * number at the field's start and stops at the separator, but for one of
- * sort -n or -h split at a blank byte, which may begin past an empty field
- * (sort skips blanks first) and keeps its fields; -1 with a
+ * sort -n, -h or -g split at a blank byte, which may begin past an empty
+ * field (sort skips blanks first) and keeps its fields; -1 with a
  * message in err where a number may go on past the separator (-t . or a
  * digit).  one_number: the one key of l is a number (its type comes from
  * -k TYPE where it is not its own). */

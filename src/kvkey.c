@@ -111,12 +111,14 @@ static bool float_nan(const struct key_type *kt, uint64_t raw)
 				(raw & ~(1ull << 63)) > 0x7ff0000000000000ull;
 }
 
-/* The number in a field as a sortable key of type kt (no mask), or with
- * lead the number at the field's start (key_type's parse_lead) as sort -g
- * reads and orders it (a key that is not one, and a NaN, first): KEY_OK,
- * KEY_BAD, KEY_RANGE or KV_NOFIELD; the field in *kp, *kplen. */
-static int num_key(const struct enc_format *f, unsigned field, const struct key_type *kt, bool lead,
-		   const char *line, size_t len, uint64_t *key, const char **kp, size_t *kplen)
+/* The number in a field (with span more fields: kv_field) as a sortable
+ * key of type kt (no mask), or with lead the number at the field's start
+ * (key_type's parse_lead) as sort -g reads and orders it (a key that is
+ * not one, and a NaN, first): KEY_OK, KEY_BAD, KEY_RANGE or KV_NOFIELD;
+ * the field in *kp, *kplen. */
+static int num_key(const struct enc_format *f, unsigned field, unsigned span,
+		   const struct key_type *kt, bool lead, const char *line, size_t len, uint64_t *key,
+		   const char **kp, size_t *kplen)
 {
 	const bool general = lead && kt->parse_lead;
 	const char *k;
@@ -125,7 +127,7 @@ static int num_key(const struct enc_format *f, unsigned field, const struct key_
 	int rc;
 
 	/* A number a missing field cannot be. */
-	if (!kv_field(f, field, 0, line, len, &k, &klen)) {
+	if (!kv_field(f, field, span, line, len, &k, &klen)) {
 		if (!general)
 			return KV_NOFIELD;
 		*kp = line + len;
@@ -256,7 +258,7 @@ static int compose(const struct enc_format *f, const char *line, size_t len, str
 				memcpy(&v, &dv, sizeof v);
 				v = k->type->sortable(v);
 			} else {
-				const int rc = num_key(f, k->field, k->type, k->lead, line, len, &v,
+				const int rc = num_key(f, k->field, k->span, k->type, k->lead, line, len, &v,
 						       &p, &plen);
 				if (rc != KEY_OK) {
 					*bad = i;
@@ -324,7 +326,7 @@ int kvk_key(const struct enc_format *f, const char *line, size_t len, uint64_t *
 			*key = str_prefix((const unsigned char *)*kp, *kplen) ^ f->mask;
 		return KEY_OK;
 	}
-	rc = num_key(f, f->field, f->kt, f->num_lead, line, len, key, kp, kplen);
+	rc = num_key(f, f->field, f->field_span, f->kt, f->num_lead, line, len, key, kp, kplen);
 	if (rc == KEY_OK)
 		*key ^= f->mask;
 	return rc;
@@ -372,8 +374,8 @@ int kvk_cmp(const struct enc_format *f, const char *a, size_t alen, const char *
 			c = ou != ov ? (ou > ov) - (ou < ov) : dec_cmp(&u, &v);
 		} else {
 			uint64_t u = 0, v = 0;
-			num_key(f, k->field, k->type, k->lead, a, alen, &u, &x, &xl);
-			num_key(f, k->field, k->type, k->lead, b, blen, &v, &y, &yl);
+			num_key(f, k->field, k->span, k->type, k->lead, a, alen, &u, &x, &xl);
+			num_key(f, k->field, k->span, k->type, k->lead, b, blen, &v, &y, &yl);
 			c = (u > v) - (u < v);
 		}
 		if (c)

@@ -529,12 +529,13 @@ bad
     cmp - <("$CLSORT" "${DEV[@]}" -m -n <(head -1500 "$T/sorted") <(tail -n +1501 "$T/sorted"))
 }
 
-@test "sort's -n with -t blank: a number may begin past an empty field, as sort -s reads it" {
+@test "sort's -n, -h and -g with -t blank: a number may begin past an empty field, as sort -s reads it" {
   # sort skips blanks, the separator among them, before it reads a
   # number: -k2n of 'a  5' is 5, -k2,2n 0 (field 2 is empty).
   printf 'a  5 x\nb 3 y\nc  -7\nd\ne   2\nf 1K\ng  2M\nh\t\t4\ni 0\n' > "$T/in"
   local k
-  for k in "-k2n" "-k2,3n" "-k2,2n" "-k2h" "-k2,3rn -k1,1" "-u -k2n"; do
+  for k in "-k2n" "-k2,3n" "-k2,2n" "-k2h" "-k2,3rn -k1,1" "-u -k2n" "-k2g" "-k2,3g -k1,1" \
+    "-k2,2g"; do
     # shellcheck disable=SC2086
     sort -s -t ' ' $k "$T/in" | cmp - <("$CLSORT" "${DEV[@]}" -t ' ' $k "$T/in") ||
       fail "-t ' ' $k: not sort's bytes"
